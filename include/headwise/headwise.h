@@ -1,0 +1,125 @@
+/* headwise/headwise.h: the C API of the headwise runtime (a thin layer over headwise.hpp).
+ *
+ *   hw_model* model = NULL;
+ *   if (hw_model_load("models/en-de/model.hwm", NULL, &model) != HW_OK) {
+ *     fprintf(stderr, "%s\n", hw_last_error_message());
+ *     return 1;
+ *   }
+ *   hw_translator_params tp = hw_translator_default_params();
+ *   hw_translator* tr = NULL;
+ *   hw_translator_create(model, &tp, &tr);
+ *   hw_search_params sp = hw_search_default_params();
+ *   const char* texts[] = {"Open the file."};
+ *   hw_result* res = NULL;
+ *   if (hw_translate(tr, texts, 1, &sp, &res) == HW_OK) {
+ *     printf("%s\n", hw_result_text(res, 0, 0));
+ *     hw_result_free(res);
+ *   }
+ *   hw_translator_free(tr);
+ *   hw_model_free(model);
+ *
+ * Ownership: every *_create / *_load has its *_free; freeing NULL is a no-op. A translator
+ * holds a reference on its model, so the model may be freed first. Strings returned by
+ * accessors belong to the object they came from.
+ * Threads: a model may be shared by translators on many threads; a translator serves one call
+ * at a time. hw_last_error_message() is per thread and describes the last failed call of that
+ * thread.
+ * Decoding semantics and limits: see headwise.hpp.
+ */
+#ifndef HEADWISE_HEADWISE_H_
+#define HEADWISE_HEADWISE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Same values as headwise::ErrorCode. */
+typedef enum hw_status {
+  HW_OK = 0,
+  HW_ERR_INVALID_ARGUMENT = 10,
+  HW_ERR_INPUT_TOO_LONG = 11,
+  HW_ERR_BATCH_TOO_LARGE = 12,
+  HW_ERR_INVALID_UTF8 = 13,
+  HW_ERR_IO = 20,
+  HW_ERR_INVALID_MODEL = 21,
+  HW_ERR_UNSUPPORTED_VERSION = 22,
+  HW_ERR_CHECKSUM_MISMATCH = 23,
+  HW_ERR_INVALID_CHECKPOINT = 24,
+  HW_ERR_OUT_OF_MEMORY = 30,
+  HW_ERR_LIMIT_EXCEEDED = 31,
+  HW_ERR_BACKEND = 40,
+  HW_ERR_TOKENIZER = 41,
+  HW_ERR_INTERNAL = 50
+} hw_status;
+
+typedef struct hw_model hw_model;
+typedef struct hw_translator hw_translator;
+typedef struct hw_result hw_result;
+
+typedef struct hw_load_params {
+  int verify_checksum; /* default 1 */
+} hw_load_params;
+
+typedef struct hw_translator_params {
+  int max_batch;           /* default 8 */
+  int max_source_tokens;   /* default 256, EOS included */
+  int max_target_tokens;   /* default 256, EOS included */
+  int max_beam;            /* default 4 */
+  int num_threads;         /* default 1 */
+  size_t max_memory_bytes; /* default 0 = no cap */
+} hw_translator_params;
+
+typedef struct hw_search_params {
+  int beam_size;        /* default 1 (greedy) */
+  int num_hypotheses;   /* default 1 */
+  float length_penalty; /* default 1.0 */
+  int max_length;       /* default 0 = the translator's max_target_tokens */
+} hw_search_params;
+
+/* Stable name of a status, e.g. "INVALID_MODEL". Never NULL. */
+const char* hw_status_name(hw_status status);
+/* Message of the last failed call on this thread ("" if none). Valid until the next call. */
+const char* hw_last_error_message(void);
+const char* hw_version(void);
+
+hw_load_params hw_load_default_params(void);
+hw_translator_params hw_translator_default_params(void);
+hw_search_params hw_search_default_params(void);
+
+/* params may be NULL for the defaults. */
+hw_status hw_model_load(const char* path, const hw_load_params* params, hw_model** out_model);
+void hw_model_free(hw_model* model);
+int hw_model_vocab_size(const hw_model* model);
+
+hw_status hw_translator_create(const hw_model* model, const hw_translator_params* params,
+                               hw_translator** out_translator);
+void hw_translator_free(hw_translator* translator);
+
+/* Text path: translates n UTF-8 lines. *out_result is owned by the caller (hw_result_free). */
+hw_status hw_translate(hw_translator* translator, const char* const* texts, size_t n,
+                       const hw_search_params* params, hw_result** out_result);
+size_t hw_result_num_sentences(const hw_result* result);
+size_t hw_result_num_hypotheses(const hw_result* result, size_t sentence);
+/* NULL when out of range. */
+const char* hw_result_text(const hw_result* result, size_t sentence, size_t k);
+float hw_result_score(const hw_result* result, size_t sentence, size_t k);
+void hw_result_free(hw_result* result);
+
+/* Token path, no heap allocation: ids[i] has lengths[i] ids (encoder input, EOS included).
+ * Results stay in the translator until its next call. */
+hw_status hw_translate_ids(hw_translator* translator, const int32_t* const* ids,
+                           const size_t* lengths, size_t n, const hw_search_params* params);
+size_t hw_translator_num_hypotheses(const hw_translator* translator, size_t sentence);
+/* Writes the hypothesis' ids pointer, length and score; returns HW_ERR_INVALID_ARGUMENT when
+ * out of range. */
+hw_status hw_translator_hypothesis(const hw_translator* translator, size_t sentence, size_t k,
+                                   const int32_t** out_ids, size_t* out_length, float* out_score);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HEADWISE_HEADWISE_H_ */

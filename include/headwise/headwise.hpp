@@ -1,0 +1,204 @@
+// headwise/headwise.hpp: the C++ API of the headwise runtime.
+//
+//   auto model = headwise::Model::Load("models/en-de/model.hwm");
+//   if (!model.ok()) { std::cerr << model.status().ToString() << "\n"; return 1; }
+//   headwise::TranslatorLimits limits;          // batch 8, 256 tokens, beam 4, 1 thread
+//   auto translator = headwise::Translator::Create(*model, limits);
+//   headwise::SearchOptions search;             // greedy
+//   auto out = (*translator)->Translate({"Open the file."}, search);
+//   std::cout << (*out)[0][0].text << "\n";
+//
+// Ownership and lifetime
+//   - Model is immutable after Load and shared through std::shared_ptr<const Model>; every
+//     Translator created from it keeps it alive. A Model may be used by any number of
+//     Translators on any number of threads at once.
+//   - The memory of a Model loaded from a path is the read-only mapping of the file (weights are
+//     read in place; XNNPACK's packed copies belong to each Translator).
+//   - A Translator owns its XNNPACK operators, its thread pool and one activation arena planned
+//     at Create from TranslatorLimits. A Translator is NOT thread-safe: one call at a time.
+//     Use one Translator per thread.
+//
+// The token-id path (TranslateIds) performs no heap allocation: all memory it touches was
+// planned at Create. The text path (Translate) allocates for tokenization and result strings.
+//
+// Decoding semantics (the PyTorch reference in trainer/ implements the same rules):
+//   - The encoder input is the source ids followed by EOS (TranslateIds takes it as given).
+//   - The decoder starts from decoder_start_token_id; PAD is never produced (its logit is -inf).
+//   - A hypothesis' score is sum(log_softmax) over its generated tokens (EOS included)
+//     divided by length^length_penalty, length = generated tokens including EOS.
+//   - Greedy (beam_size 1): argmax each step (lowest id on ties) until EOS or max length.
+//   - Beam: each step ranks, over all live beams b and tokens v, score_b + logp(b, v)
+//     (descending; ties by lower b * vocab + v) and walks the best 2 * beam candidates in that
+//     order: an EOS candidate becomes a finished hypothesis, any other token continues a beam,
+//     until beam_size beams continue. Search ends when beam_size hypotheses have finished or the
+//     maximum length is reached; live beams then become unfinished hypotheses. Hypotheses are
+//     ordered by normalised score, the best first; num_hypotheses of them are returned.
+//   - Returned ids exclude decoder_start_token_id and the final EOS.
+#ifndef HEADWISE_HEADWISE_HPP_
+#define HEADWISE_HEADWISE_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "headwise/status.hpp"
+
+namespace headwise {
+
+struct LoadOptions {
+  // Check the FNV-1a checksum of the data segment at load (reads every weight byte once).
+  bool verify_checksum = true;
+};
+
+// Kind of an attention block.
+enum class AttentionKind { kEncoderSelf = 0, kDecoderSelf = 1, kDecoderCross = 2 };
+
+struct AttentionBlockInfo {
+  AttentionKind kind;
+  int layer;
+  int num_heads;           // heads kept in the file (0 allowed)
+  int original_num_heads;  // heads of the source checkpoint
+  int head_dim;
+};
+
+struct ModelInfo {
+  int d_model = 0;
+  int encoder_layers = 0;
+  int decoder_layers = 0;
+  int encoder_ffn_dim = 0;
+  int decoder_ffn_dim = 0;
+  int vocab_size = 0;
+  int max_position_embeddings = 0;
+  int pad_token_id = 0;
+  int eos_token_id = 0;
+  int unk_token_id = 0;
+  int decoder_start_token_id = 0;
+  std::string activation;  // "relu", "swish" or "gelu"
+  std::vector<AttentionBlockInfo> attention;  // encoder self, decoder self, decoder cross
+  uint64_t file_bytes = 0;
+  uint64_t weight_bytes = 0;
+};
+
+class Model {
+ public:
+  // Maps and verifies `path`: identifier, size, alignment, format version, flatbuffers
+  // Verifier, semantic checks (every tensor's shape agrees with the config and the per-block
+  // head counts, offsets inside the file), the tokenizers, and the checksum unless disabled.
+  // Errors: kIoError, kInvalidModel, kUnsupportedVersion, kChecksumMismatch, kTokenizer; the
+  // message names the part that was wrong.
+  static Result<std::shared_ptr<const Model>> Load(const std::string& path,
+                                                   const LoadOptions& options = {});
+  // Same checks on a caller-owned buffer, which must outlive the Model and every Translator
+  // made from it. `data` must be 64-byte aligned (kInvalidArgument otherwise).
+  static Result<std::shared_ptr<const Model>> LoadFromMemory(const void* data, size_t size,
+                                                             const LoadOptions& options = {});
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelInfo& info() const;
+
+  // Text <-> ids with the embedded tokenizers. Thread-safe.
+  // EncodeSource: SentencePiece pieces of `text` mapped through the vocabulary (unknown pieces
+  // -> unk), followed by EOS. Errors: kInvalidUtf8 (with the byte offset), kTokenizer.
+  Result<std::vector<int32_t>> EncodeSource(const std::string& text) const;
+  // DecodeTarget: ids -> pieces -> text; special ids (pad, eos, unk) are skipped.
+  Result<std::string> DecodeTarget(const int32_t* ids, size_t size) const;
+
+  struct Impl;  // runtime-private
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Declared limits; all activation memory of a Translator is planned from them at Create.
+struct TranslatorLimits {
+  int max_batch = 8;            // sentences per call
+  int max_source_tokens = 256;  // encoder input length, EOS included
+  int max_target_tokens = 256;  // generated tokens, EOS included
+  int max_beam = 4;             // largest beam_size a call may ask for
+  int num_threads = 1;          // threads of the Translator's pool (1 = the calling thread)
+  // Upper bound on the arena plus scratch; 0 = no cap. Create fails with kLimitExceeded, naming
+  // the bytes needed, when the plan is larger.
+  size_t max_memory_bytes = 0;
+};
+
+struct SearchOptions {
+  int beam_size = 1;             // 1 = greedy; <= TranslatorLimits::max_beam
+  int num_hypotheses = 1;        // n-best; <= beam_size
+  float length_penalty = 1.0f;   // score = sum logprob / length^length_penalty
+  int max_length = 0;            // generated tokens incl. EOS; 0 = max_target_tokens
+};
+
+struct TokenSpan {
+  const int32_t* ids = nullptr;
+  size_t size = 0;
+};
+
+// A hypothesis of the last TranslateIds call; `ids` points into Translator memory and is valid
+// until the next call on the same Translator.
+struct HypothesisView {
+  const int32_t* ids = nullptr;
+  size_t size = 0;
+  float score = 0.0f;
+  bool finished = false;  // ended with EOS (false: cut at max length)
+};
+
+struct TextHypothesis {
+  std::string text;
+  std::vector<int32_t> ids;
+  float score = 0.0f;
+  bool finished = false;
+};
+
+class Translator {
+ public:
+  // Creates the XNNPACK operators (packing the weights) and the thread pool, and plans the
+  // arena. Errors: kInvalidArgument (a limit < 1, or max_source_tokens/max_target_tokens over
+  // max_position_embeddings), kLimitExceeded (max_memory_bytes), kOutOfMemory, kBackend.
+  static Result<std::unique_ptr<Translator>> Create(std::shared_ptr<const Model> model,
+                                                    const TranslatorLimits& limits);
+  ~Translator();
+  Translator(const Translator&) = delete;
+  Translator& operator=(const Translator&) = delete;
+
+  // Translates `batch` encoder inputs (each ending with EOS, as Model::EncodeSource returns).
+  // No heap allocation. Errors: kBatchTooLarge, kInputTooLong, kInvalidArgument (empty input,
+  // an id outside the vocabulary, options outside the limits), kBackend.
+  Status TranslateIds(const TokenSpan* sources, size_t batch, const SearchOptions& options);
+  // Results of the last successful TranslateIds.
+  size_t num_hypotheses(size_t sentence) const;
+  HypothesisView hypothesis(size_t sentence, size_t k) const;
+
+  // Teacher-forced decoding for tests and analysis: runs the encoder on `source` and the
+  // decoder on decoder_start followed by `target`, writing (target.size + 1) * vocab_size
+  // logits (PAD not masked) to `logits`. No heap allocation.
+  Status ForcedLogits(TokenSpan source, TokenSpan target, float* logits);
+
+  // Text in, text out; empty or whitespace-only lines give an empty translation without
+  // running the model. A line longer than max_source_tokens is an error (kInputTooLong),
+  // never silently truncated. Batches larger than max_batch are split.
+  Result<std::vector<std::vector<TextHypothesis>>> Translate(const std::vector<std::string>& texts,
+                                                             const SearchOptions& options);
+
+  const TranslatorLimits& limits() const;
+  // Bytes of the planned activation arena (and scratch) of this Translator.
+  size_t arena_bytes() const;
+
+  struct Impl;  // runtime-private
+
+ private:
+  explicit Translator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Version of the library ("0.1.0").
+const char* Version();
+
+}  // namespace headwise
+
+#endif  // HEADWISE_HEADWISE_HPP_

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every dependency headwise needs from Debian's archive. Idempotent: packages already
+# present are skipped, and apt-get runs only when something is missing.
+# Usage: scripts/setup.sh [--arm]   (--arm adds the cross toolchains and qemu-user)
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libflatbuffers-dev flatbuffers-compiler
+  libsentencepiece-dev sentencepiece
+  nlohmann-json3-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
+  python3-torch python3-numpy python3-sentencepiece python3-pytest python3-tqdm
+  libopenblas0-pthread
+)
+# Packages whose message catalogs make the gettext parallel corpus (trainer/headwise-train data).
+# Kept in trainer/corpus_packages.txt so the corpus is reproducible; installed here too.
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [[ -f "$HERE/../trainer/corpus_packages.txt" ]]; then
+  while read -r p; do [[ -n "$p" && "$p" != \#* ]] && PACKAGES+=("$p"); done \
+    < "$HERE/../trainer/corpus_packages.txt"
+fi
+if [[ "${1:-}" == "--arm" ]]; then
+  PACKAGES+=(g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user dpkg-dev)
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all packages present"
+fi
