@@ -186,6 +186,7 @@ class Translator {
                                                              const SearchOptions& options);
 
   const TranslatorLimits& limits() const;
+  const std::shared_ptr<const Model>& model() const;
   // Bytes of the planned activation arena (and scratch) of this Translator.
   size_t arena_bytes() const;
 
