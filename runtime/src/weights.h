@@ -1,0 +1,73 @@
+// runtime/src/weights.h: typed, read-only views of the weight tensors of a loaded model.
+//
+// Ownership: a WeightView points into the model's data segment (the read-only file mapping or
+// the caller's buffer given to LoadFromMemory); it is valid while the Model lives. Nothing here
+// owns memory.
+//
+// Only F32 is produced by the loader today. The dtype travels with every view (and I8 views
+// carry their per-output-channel scales) so that F16/I8 kernels can be added by switching on
+// `dtype` where operators are created, without touching the loader or the model layout.
+#ifndef HEADWISE_RUNTIME_WEIGHTS_H_
+#define HEADWISE_RUNTIME_WEIGHTS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace headwise {
+
+enum class WeightType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
+
+// A 1-D ([cols], rows == 1) or 2-D row-major ([rows, cols]) tensor.
+struct WeightView {
+  const void* data = nullptr;
+  WeightType dtype = WeightType::kF32;
+  uint32_t rows = 0;
+  uint32_t cols = 0;
+  // I8 only (reserved): one scale per row (output channel). Null otherwise.
+  const float* scale = nullptr;
+
+  bool empty() const { return data == nullptr; }
+  size_t elements() const { return static_cast<size_t>(rows) * cols; }
+  // Valid when dtype == kF32 (the loader guarantees 64-byte alignment).
+  const float* f32() const { return static_cast<const float*>(data); }
+};
+
+// One attention block with its kept heads. With num_heads == 0 only out_b is set: the block's
+// output is out_b at every position.
+struct AttentionWeights {
+  uint32_t num_heads = 0;  // kept heads
+  uint32_t head_dim = 0;   // of the source model; the q scale is head_dim^-0.5
+  WeightView q_w, q_b, k_w, k_b, v_w, v_b;  // [num_heads*head_dim, d_model], [num_heads*head_dim]
+  WeightView out_w;                         // [d_model, num_heads*head_dim]
+  WeightView out_b;                         // [d_model]
+  uint32_t inner() const { return num_heads * head_dim; }
+};
+
+struct LayerNormWeights {
+  WeightView gamma, beta;  // [d_model]
+};
+
+struct FfnWeights {
+  WeightView fc1_w, fc1_b;  // [ffn, d_model], [ffn]
+  WeightView fc2_w, fc2_b;  // [d_model, ffn], [d_model]
+};
+
+struct EncoderLayerWeights {
+  AttentionWeights self_attn;
+  LayerNormWeights self_attn_norm;
+  FfnWeights ffn;
+  LayerNormWeights final_norm;
+};
+
+struct DecoderLayerWeights {
+  AttentionWeights self_attn;
+  LayerNormWeights self_attn_norm;
+  AttentionWeights cross_attn;
+  LayerNormWeights cross_attn_norm;
+  FfnWeights ffn;
+  LayerNormWeights final_norm;
+};
+
+}  // namespace headwise
+
+#endif  // HEADWISE_RUNTIME_WEIGHTS_H_
