@@ -1,0 +1,166 @@
+// SerializeModel / WriteModelFile (model_writer.h).
+//
+// The root table holds data_offset, which depends on the flatbuffer's own size. Scalars do not
+// change a flatbuffer's layout when every field is forced present (ForceDefaults), so the
+// flatbuffer is built once with data_offset = 0 to learn its size, then rebuilt with the real
+// offset; the second build must have the same size, which is checked.
+#include <flatbuffers/flatbuffers.h>
+
+#include <cstring>
+#include <unordered_map>
+
+#include "common/checksum.h"
+#include "common/format.h"
+#include "converter/src/model_writer.h"
+#include "headwise_generated.h"
+
+namespace headwise::convert {
+namespace {
+
+static_assert(FLATBUFFERS_LITTLEENDIAN, "the .hwm data segment is written as little-endian F32");
+
+namespace fb = ::flatbuffers;
+namespace sc = ::headwise::schema;
+
+struct PlacedTensor {
+  const TensorSpec* spec;
+  uint64_t offset;  // relative to the data segment
+  uint64_t size;    // bytes
+};
+
+// Canonical order (ExpectedTensors), each tensor at a 64-aligned offset in the segment.
+std::vector<PlacedTensor> PlaceTensors(const ModelSpec& spec, uint64_t* segment_size) {
+  std::unordered_map<std::string, const TensorSpec*> by_name;
+  for (const TensorSpec& t : spec.tensors) by_name.emplace(t.name, &t);
+  std::vector<PlacedTensor> placed;
+  uint64_t cursor = 0;
+  for (const ExpectedTensor& e : ExpectedTensors(spec.layout, spec.blocks)) {
+    const TensorSpec* t = by_name.at(e.name);  // ValidateModelSpec guarantees presence
+    const uint64_t size = static_cast<uint64_t>(t->data.size()) * sizeof(float);
+    cursor = AlignUp(cursor, kTensorAlignment);
+    placed.push_back({t, cursor, size});
+    cursor += size;
+  }
+  *segment_size = AlignUp(cursor, kTensorAlignment);
+  return placed;
+}
+
+sc::AttentionKind ToSchema(BlockKind kind) {
+  switch (kind) {
+    case BlockKind::kEncoderSelf: return sc::AttentionKind::EncoderSelf;
+    case BlockKind::kDecoderSelf: return sc::AttentionKind::DecoderSelf;
+    case BlockKind::kDecoderCross: return sc::AttentionKind::DecoderCross;
+  }
+  return sc::AttentionKind::EncoderSelf;
+}
+
+sc::Activation ToSchema(Activation a) {
+  switch (a) {
+    case Activation::kRelu: return sc::Activation::Relu;
+    case Activation::kSwish: return sc::Activation::Swish;
+    case Activation::kGelu: return sc::Activation::Gelu;
+  }
+  return sc::Activation::Swish;
+}
+
+fb::Offset<sc::ModelConfig> BuildConfig(fb::FlatBufferBuilder& b, const ModelSpec& s) {
+  const LayoutConfig& l = s.layout;
+  return sc::CreateModelConfig(
+      b, l.d_model, l.encoder_layers, l.decoder_layers, l.encoder_attention_heads,
+      l.decoder_attention_heads, l.encoder_ffn_dim, l.decoder_ffn_dim, ToSchema(s.activation),
+      l.vocab_size, s.max_position_embeddings, s.pad_token_id, s.eos_token_id,
+      s.decoder_start_token_id, s.unk_token_id, s.scale_embedding,
+      l.share_encoder_decoder_embeddings, l.tie_word_embeddings, s.layer_norm_eps);
+}
+
+fb::Offset<fb::Vector<fb::Offset<sc::AttentionBlock>>> BuildBlocks(fb::FlatBufferBuilder& b,
+                                                                   const ModelSpec& s) {
+  std::vector<fb::Offset<sc::AttentionBlock>> blocks;
+  for (size_t i = 0; i < s.blocks.size(); ++i) {
+    const BlockLayout& bl = s.blocks[i];
+    const std::vector<float> no_gate;
+    const std::vector<float>& gate = s.gate_log_alpha.empty() ? no_gate : s.gate_log_alpha[i];
+    blocks.push_back(sc::CreateAttentionBlockDirect(b, ToSchema(bl.kind), bl.layer, bl.num_heads,
+                                                    bl.head_dim, bl.original_num_heads,
+                                                    &bl.kept_heads, &gate));
+  }
+  return b.CreateVector(blocks);
+}
+
+fb::Offset<fb::Vector<fb::Offset<sc::Tensor>>> BuildTensors(
+    fb::FlatBufferBuilder& b, const std::vector<PlacedTensor>& placed) {
+  std::vector<fb::Offset<sc::Tensor>> tensors;
+  for (const PlacedTensor& p : placed) {
+    tensors.push_back(sc::CreateTensorDirect(b, p.spec->name.c_str(), &p.spec->shape,
+                                             sc::DType::F32, p.offset, p.size));
+  }
+  return b.CreateVector(tensors);
+}
+
+fb::Offset<sc::Tokenizer> BuildTokenizer(fb::FlatBufferBuilder& b, const ModelSpec& s) {
+  const auto bytes = [&b](const std::string& blob) {
+    return b.CreateVector(reinterpret_cast<const uint8_t*>(blob.data()), blob.size());
+  };
+  const auto source = bytes(s.source_spm);
+  const auto target = bytes(s.target_spm);
+  const auto vocab = b.CreateVectorOfStrings(s.vocab);
+  return sc::CreateTokenizer(b, source, target, vocab);
+}
+
+fb::Offset<sc::Provenance> BuildProvenance(fb::FlatBufferBuilder& b, const ModelSpec& s) {
+  return sc::CreateProvenanceDirect(b, s.source_checkpoint_sha256.c_str(),
+                                    s.source_checkpoint_name.c_str(), HEADWISE_VERSION,
+                                    s.keep_heads_spec.c_str(), s.source_dtype.c_str());
+}
+
+void BuildFlatbuffer(fb::FlatBufferBuilder& b, const ModelSpec& s,
+                     const std::vector<PlacedTensor>& placed, uint64_t data_offset,
+                     uint64_t data_size, uint64_t checksum) {
+  b.ForceDefaults(true);  // every scalar present: the layout cannot depend on their values
+  const auto config = BuildConfig(b, s);
+  const auto blocks = BuildBlocks(b, s);
+  const auto tensors = BuildTensors(b, placed);
+  const auto tokenizer = BuildTokenizer(b, s);
+  const auto provenance = BuildProvenance(b, s);
+  const auto root = sc::CreateModel(b, kFormatVersion, config, blocks, tensors, tokenizer,
+                                    provenance, data_offset, data_size, checksum);
+  sc::FinishSizePrefixedModelBuffer(b, root);
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> SerializeModel(const ModelSpec& spec) {
+  HW_RETURN_IF_ERROR(ValidateModelSpec(spec));
+
+  uint64_t segment_size = 0;
+  const std::vector<PlacedTensor> placed = PlaceTensors(spec, &segment_size);
+
+  fb::FlatBufferBuilder sizing;
+  BuildFlatbuffer(sizing, spec, placed, 0, segment_size, 0);
+  const uint64_t data_offset = AlignUp(sizing.GetSize(), kTensorAlignment);
+
+  std::vector<uint8_t> image(data_offset + segment_size, 0);
+  uint8_t* segment = image.data() + data_offset;
+  for (const PlacedTensor& p : placed) {
+    if (p.size > 0) std::memcpy(segment + p.offset, p.spec->data.data(), p.size);
+  }
+  const uint64_t checksum = Fnv1a64(segment, segment_size);
+
+  fb::FlatBufferBuilder final_fb;
+  BuildFlatbuffer(final_fb, spec, placed, data_offset, segment_size, checksum);
+  if (final_fb.GetSize() != sizing.GetSize()) {
+    return InternalError("model writer: flatbuffer size changed between builds (" +
+                         std::to_string(sizing.GetSize()) + " -> " +
+                         std::to_string(final_fb.GetSize()) + ")");
+  }
+  std::memcpy(image.data(), final_fb.GetBufferPointer(), final_fb.GetSize());
+  return image;
+}
+
+Status WriteModelFile(const ModelSpec& spec, const std::string& path,
+                      const AtomicWriteOptions& options) {
+  HW_ASSIGN_OR_RETURN(std::vector<uint8_t> image, SerializeModel(spec));
+  return WriteFileAtomically(path, {{image.data(), image.size()}}, options);
+}
+
+}  // namespace headwise::convert
