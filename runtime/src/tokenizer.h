@@ -2,6 +2,21 @@
 // Source text -> source SentencePiece pieces -> ids through the shared vocabulary (unknown
 // pieces -> unk) + EOS; target ids -> pieces (specials skipped) -> target SentencePiece decode.
 //
+// Hostile text (the rules Model::EncodeSource and Translator::Translate document):
+//   - Invalid UTF-8 (RFC 3629: stray continuation bytes, truncated sequences, overlong forms,
+//     surrogates U+D800..U+DFFF, code points over U+10FFFF) is rejected with kInvalidUtf8 naming
+//     the byte offset of the first bad sequence; nothing is replaced or dropped silently.
+//   - Control characters (C0 U+0000..U+001F including tab, newline and carriage return, DEL
+//     U+007F, C1 U+0080..U+009F) are replaced by a space before SentencePiece sees the text, so
+//     the result does not depend on the normalization rule of the embedded .spm.
+//   - Blank text (only Unicode White_Space and control characters, or nothing) encodes to [EOS]
+//     without calling SentencePiece.
+//   - Text is taken as text: "</s>" or "<unk>" written in the input are encoded as ordinary
+//     characters, never as the special tokens.
+//   - Decoded text is always valid UTF-8 (a byte-fallback piece sequence that is not becomes
+//     U+FFFD), with U+2581 "▁" turned into spaces and surrounding whitespace stripped as in
+//     MarianTokenizer.
+//
 // Ownership: copies what it needs from the model file at Create (SentencePiece parses the
 // protos into its own structures). Immutable after Create; Encode/Decode are thread-safe.
 #ifndef HEADWISE_RUNTIME_TOKENIZER_H_
@@ -40,8 +55,11 @@ class Tokenizer {
                                                    SpecialIds specials);
   ~Tokenizer();
 
-  // Errors: kInvalidUtf8 naming the byte offset; kTokenizer.
+  // Source pieces mapped through the vocabulary (unknown pieces -> unk), then EOS.
+  // Errors: kInvalidUtf8 naming the byte offset; kTokenizer (SentencePiece's message kept).
   Result<std::vector<int32_t>> EncodeSource(std::string_view text) const;
+  // pad, eos and unk ids are skipped. Errors: kInvalidArgument for an id outside the vocabulary;
+  // kTokenizer.
   Result<std::string> DecodeTarget(const int32_t* ids, size_t size) const;
 
   size_t vocab_size() const { return vocab_.size(); }
@@ -58,6 +76,12 @@ class Tokenizer {
 
 // Returns the byte offset of the first invalid UTF-8 sequence in `text`, or npos when valid.
 size_t FindInvalidUtf8(std::string_view text);
+
+// For valid UTF-8 only (check FindInvalidUtf8 first).
+// True when `text` holds only Unicode White_Space and control characters (or nothing).
+bool IsBlank(std::string_view text);
+// `text` with every control character (see above) replaced by one ASCII space.
+std::string ControlsToSpaces(std::string_view text);
 
 }  // namespace headwise
 
