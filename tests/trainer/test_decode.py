@@ -1,0 +1,150 @@
+import numpy as np
+import pytest
+import torch
+
+from conftest import SOURCES, random_model, small_config
+from headwise_trainer import attach_gates, beam_search, forced_logits, greedy
+from headwise_trainer.decode import step_log_probs
+from headwise_trainer.gates import gates
+from scripted import ScriptedModel, log_probs, random_table, reference_beam
+
+V, EOS, PAD = 8, 0, 7
+
+
+def table(entries, default=None):
+    """Scripted logits: entries[prefix] -> {token: logit}, all other tokens 0."""
+    def fn(key, prefix):
+        row = [0.0] * V
+        for t, x in entries.get(prefix, default or {}).items():
+            row[t] = x
+        return row
+    return fn
+
+
+def lp(entries, prefix, token):
+    return log_probs(table(entries)(0, prefix), PAD)[token].item()
+
+
+def test_pad_is_never_produced_even_with_the_highest_logit():
+    entries = {(): {PAD: 50.0, 3: 2.0}, (3,): {PAD: 50.0, EOS: 3.0}}
+    model = ScriptedModel(table(entries))
+    assert greedy(model, [[1, 0]], 5)[0].ids == [3]
+    for h in beam_search(model, [[1, 0]], 2, 2, 1.0, 5)[0]:
+        assert PAD not in h.ids
+
+
+def test_greedy_tie_takes_lowest_id_and_score_rules():
+    entries = {(): {4: 2.0, 2: 2.0}, (2,): {EOS: 3.0}}
+    h = greedy(ScriptedModel(table(entries)), [[1, 0]], 5, length_penalty=0.5)[0]
+    assert h.ids == [2] and h.finished
+    raw = np.float32(np.float32(lp(entries, (), 2)) + np.float32(lp(entries, (2,), EOS)))
+    assert h.score == pytest.approx(float(raw / np.float32(2) ** np.float32(0.5)), abs=1e-7)
+
+
+def test_greedy_unfinished_at_max_length():
+    h = greedy(ScriptedModel(table({}, default={3: 5.0})), [[1, 0]], 4)[0]
+    assert h.ids == [3, 3, 3, 3] and not h.finished
+    assert h.score == pytest.approx(lp({(): {3: 5.0}}, (), 3), abs=1e-6)  # mean over 4 tokens
+
+
+def test_beam_keeps_every_walked_eos_and_ranks_by_normalized_score():
+    # Step 0: 1 > EOS > 2: hypothesis [] finishes, beams [1], [2].
+    # Step 1: both beams rank EOS first, so 3 hypotheses finish (> beam 2) and search ends.
+    entries = {(): {1: 4.0, EOS: 3.5, 2: 3.0}, (1,): {EOS: 6.0}, (2,): {EOS: 9.0}}
+    hyps = beam_search(ScriptedModel(table(entries)), [[1, 0]], 2, 2, 1.0, 10)[0]
+    s_empty = lp(entries, (), EOS)
+    s1 = (lp(entries, (), 1) + lp(entries, (1,), EOS)) / 2
+    s2 = (lp(entries, (), 2) + lp(entries, (2,), EOS)) / 2
+    expected = sorted([([], s_empty), ([1], s1), ([2], s2)], key=lambda x: -x[1])[:2]
+    assert [h.ids for h in hyps] == [e[0] for e in expected]
+    assert [h.score for h in hyps] == pytest.approx([e[1] for e in expected], abs=1e-6)
+    assert all(h.finished for h in hyps)
+
+
+def test_beam_live_beams_become_unfinished_at_max_length():
+    entries = {(): {1: 3.0, 2: 2.5, EOS: -5.0}}
+    hyps = beam_search(ScriptedModel(table(entries, default={1: 1.0, EOS: -5.0})),
+                       [[1, 0]], 2, 2, 1.0, 2)[0]
+    assert [h.finished for h in hyps] == [False, False]
+    assert [len(h.ids) for h in hyps] == [2, 2]
+
+
+def test_beam_tie_break_by_beam_then_token():
+    # All logits equal: every candidate ties; the walk must take b=0 first, low ids first.
+    model = ScriptedModel(table({}, default={EOS: -20.0}))
+    hyps = beam_search(model, [[1, 0]], 3, 3, 1.0, 2)[0]
+    assert [h.ids for h in hyps] == [[1, 1], [1, 2], [1, 3]]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_beam_matches_plain_reference_on_tie_heavy_tables(seed):
+    fn = random_table(seed)
+    model = ScriptedModel(fn)
+    sources = [[k, 0] for k in range(1, 6)]
+    for beam, n, penalty, max_len in [(1, 1, 1.0, 6), (2, 2, 1.0, 5), (3, 2, 0.6, 4), (3, 3, 1.3, 7)]:
+        got = beam_search(model, sources, beam, n, penalty, max_len)
+        for (key, _), hyps in zip(sources, got):
+            ref = reference_beam(fn, key, V, EOS, PAD, beam, n, penalty, max_len)
+            assert [(h.ids, h.finished) for h in hyps] == [(r[0], r[2]) for r in ref]
+            assert [h.score for h in hyps] == pytest.approx([r[1] for r in ref], abs=1e-6)
+
+
+def test_beam_1_equals_greedy(model):
+    attach_gates(model)
+    with torch.no_grad():
+        for gate in gates(model).values():
+            gate.log_alpha.copy_(torch.linspace(-1, 2, gate.log_alpha.numel()))
+    g = greedy(model, SOURCES, 15)
+    b = beam_search(model, SOURCES, 1, 1, 1.0, 15)
+    assert [h.ids for h in g] == [hs[0].ids for hs in b]
+    assert [h.finished for h in g] == [hs[0].finished for hs in b]
+    assert [h.score for h in g] == pytest.approx([hs[0].score for hs in b], abs=1e-6)
+
+
+def test_batched_equals_one_by_one():
+    model = random_model(small_config(activation_function="gelu"), seed=7)
+    with torch.no_grad():
+        model.final_logits_bias[0, 0] += 2.0  # some hypotheses finish early
+    together = beam_search(model, SOURCES, 3, 3, 0.8, 10)
+    alone = [beam_search(model, [s], 3, 3, 0.8, 10)[0] for s in SOURCES]
+    assert [[h.ids for h in hs] for hs in together] == [[h.ids for h in hs] for hs in alone]
+    for hs_t, hs_a in zip(together, alone):
+        assert [h.score for h in hs_t] == pytest.approx([h.score for h in hs_a], abs=1e-5)
+
+
+def test_forced_logits_equal_incremental_steps(model):
+    src, tgt = SOURCES[0], [3, 4, 59, 0, 5]
+    forced = forced_logits(model, src, tgt)
+    assert forced.shape == (len(tgt) + 1, 60)
+    with torch.no_grad():
+        ids = torch.tensor([src])
+        state = model.init_decoder_state(model.encode(ids), None)
+        for t, token in enumerate([59] + tgt):
+            logits, state = model.decode_step(torch.tensor([token]), state)
+            assert torch.allclose(logits[0], forced[t], atol=1e-5)
+    assert torch.isfinite(forced[:, 59]).all()  # PAD not masked in forced logits
+
+
+def test_scores_are_sums_of_forced_log_probs(model):
+    """A beam hypothesis' score can be recomputed from teacher-forced logits."""
+    for src, hyps in zip(SOURCES, beam_search(model, SOURCES, 3, 3, 1.0, 8)):
+        for h in hyps:
+            target = h.ids + ([0] if h.finished else [])
+            logits = forced_logits(model, src, target)[:-1]
+            logp = step_log_probs(model, logits)
+            total = logp[torch.arange(len(target)), torch.tensor(target)].sum()
+            assert h.score == pytest.approx(float(total) / len(target), abs=1e-4)
+
+
+def test_margins_and_argument_errors(model):
+    margins = []
+    greedy(model, SOURCES, 5, margins=margins)
+    assert len(margins) == len(SOURCES) and all(m > 0 for m in margins)
+    with pytest.raises(ValueError, match="1 <= num_hypotheses <= beam"):
+        beam_search(model, SOURCES, 2, 3, 1.0, 5)
+    with pytest.raises(ValueError, match="id 60 outside the vocabulary"):
+        greedy(model, [[60, 0]], 5)
+    with pytest.raises(ValueError, match="source 0 is empty"):
+        greedy(model, [[]], 5)
+    with pytest.raises(ValueError, match="exceeds max_position_embeddings 64"):
+        greedy(model, SOURCES, 65)
