@@ -1,0 +1,317 @@
+// The C API over the C++ API: argument checks, error codes and messages, ownership, and that the
+// C results are the C++ results.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "headwise/headwise.h"
+#include "headwise/headwise.hpp"
+#include "tests/api/test_model.h"
+
+namespace headwise {
+namespace {
+
+class CApiTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::ScratchDir();
+    ASSERT_FALSE(dir_->path().empty());
+    const Status written = testing::WriteStandardModels(dir_->path());
+    ASSERT_TRUE(written.ok()) << written.ToString();
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  void SetUp() override {
+    ASSERT_EQ(hw_model_load((*dir_ / "tiny.hwm").c_str(), nullptr, &model_), HW_OK)
+        << hw_last_error_message();
+    hw_translator_params tp = hw_translator_default_params();
+    tp.max_batch = 3;
+    tp.max_source_tokens = 48;
+    tp.max_target_tokens = 20;
+    tp.max_beam = 3;
+    ASSERT_EQ(hw_translator_create(model_, &tp, &translator_), HW_OK) << hw_last_error_message();
+  }
+  void TearDown() override {
+    hw_translator_free(translator_);
+    hw_model_free(model_);
+  }
+
+  static testing::ScratchDir* dir_;
+  hw_model* model_ = nullptr;
+  hw_translator* translator_ = nullptr;
+};
+
+testing::ScratchDir* CApiTest::dir_ = nullptr;
+
+TEST(CApiBasics, StatusNamesMatchTheCppCodes) {
+  EXPECT_STREQ(hw_status_name(HW_OK), "OK");
+  EXPECT_STREQ(hw_status_name(HW_ERR_INVALID_UTF8), "INVALID_UTF8");
+  EXPECT_STREQ(hw_status_name(HW_ERR_OUT_OF_MEMORY), "OUT_OF_MEMORY");
+  EXPECT_STREQ(hw_status_name(static_cast<hw_status>(999)), "UNKNOWN");
+  for (ErrorCode c : {ErrorCode::kInvalidArgument, ErrorCode::kInputTooLong, ErrorCode::kBatchTooLarge,
+                      ErrorCode::kIoError, ErrorCode::kChecksumMismatch, ErrorCode::kTokenizer,
+                      ErrorCode::kInternal}) {
+    EXPECT_STREQ(hw_status_name(static_cast<hw_status>(c)), ErrorCodeName(c));
+  }
+  EXPECT_STREQ(hw_version(), Version());
+}
+
+TEST(CApiBasics, DefaultParamsAreTheCppDefaults) {
+  const hw_load_params lp = hw_load_default_params();
+  EXPECT_EQ(lp.verify_checksum != 0, LoadOptions{}.verify_checksum);
+  const hw_translator_params tp = hw_translator_default_params();
+  const TranslatorLimits l;
+  EXPECT_EQ(tp.max_batch, l.max_batch);
+  EXPECT_EQ(tp.max_source_tokens, l.max_source_tokens);
+  EXPECT_EQ(tp.max_target_tokens, l.max_target_tokens);
+  EXPECT_EQ(tp.max_beam, l.max_beam);
+  EXPECT_EQ(tp.num_threads, l.num_threads);
+  EXPECT_EQ(tp.max_memory_bytes, l.max_memory_bytes);
+  const hw_search_params sp = hw_search_default_params();
+  const SearchOptions s;
+  EXPECT_EQ(sp.beam_size, s.beam_size);
+  EXPECT_EQ(sp.num_hypotheses, s.num_hypotheses);
+  EXPECT_EQ(sp.length_penalty, s.length_penalty);
+  EXPECT_EQ(sp.max_length, s.max_length);
+}
+
+TEST(CApiBasics, NullArgumentsAreInvalidArgumentsWithAMessage) {
+  hw_model* m = reinterpret_cast<hw_model*>(0x1);
+  EXPECT_EQ(hw_model_load(nullptr, nullptr, &m), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(m, nullptr);  // outputs are cleared on failure
+  EXPECT_NE(std::strstr(hw_last_error_message(), "path"), nullptr) << hw_last_error_message();
+  EXPECT_EQ(hw_model_load("x.hwm", nullptr, nullptr), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "out_model"), nullptr);
+
+  hw_translator* t = nullptr;
+  EXPECT_EQ(hw_translator_create(nullptr, nullptr, &t), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(t, nullptr);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "model"), nullptr);
+
+  hw_result* r = nullptr;
+  const char* texts[] = {"a"};
+  EXPECT_EQ(hw_translate(nullptr, texts, 1, nullptr, &r), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hw_translate_ids(nullptr, nullptr, nullptr, 0, nullptr), HW_ERR_INVALID_ARGUMENT);
+  const int32_t* ids = nullptr;
+  size_t len = 0;
+  float score = 0;
+  EXPECT_EQ(hw_translator_hypothesis(nullptr, 0, 0, &ids, &len, &score), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hw_model_vocab_size(nullptr), 0);
+  EXPECT_EQ(hw_translator_num_hypotheses(nullptr, 0), 0u);
+  EXPECT_EQ(hw_result_num_sentences(nullptr), 0u);
+  EXPECT_EQ(hw_result_num_hypotheses(nullptr, 0), 0u);
+  EXPECT_EQ(hw_result_text(nullptr, 0, 0), nullptr);
+  EXPECT_TRUE(std::isnan(hw_result_score(nullptr, 0, 0)));
+  hw_model_free(nullptr);
+  hw_translator_free(nullptr);
+  hw_result_free(nullptr);
+}
+
+TEST(CApiBasics, MissingFileIsAnIoErrorNamingThePath) {
+  hw_model* m = nullptr;
+  EXPECT_EQ(hw_model_load("/nonexistent/dir/model.hwm", nullptr, &m), HW_ERR_IO);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "/nonexistent/dir/model.hwm"), nullptr)
+      << hw_last_error_message();
+}
+
+TEST(CApiBasics, LastErrorIsPerThread) {
+  hw_model* m = nullptr;
+  ASSERT_EQ(hw_model_load(nullptr, nullptr, &m), HW_ERR_INVALID_ARGUMENT);
+  std::string other;
+  std::thread([&] { other = hw_last_error_message(); }).join();
+  EXPECT_EQ(other, "");
+  EXPECT_STRNE(hw_last_error_message(), "");
+}
+
+TEST_F(CApiTest, TranslateGivesTheCppResults) {
+  const char* texts[] = {"Open the file.", "", "The cat sat on the mat.", "Read.", "   "};
+  hw_search_params sp = hw_search_default_params();
+  sp.beam_size = 3;
+  sp.num_hypotheses = 2;
+  hw_result* r = nullptr;
+  ASSERT_EQ(hw_translate(translator_, texts, 5, &sp, &r), HW_OK) << hw_last_error_message();
+  ASSERT_EQ(hw_result_num_sentences(r), 5u);
+
+  auto m = Model::Load(*dir_ / "tiny.hwm");
+  ASSERT_TRUE(m.ok());
+  TranslatorLimits limits;
+  limits.max_batch = 3;
+  limits.max_source_tokens = 48;
+  limits.max_target_tokens = 20;
+  limits.max_beam = 3;
+  auto cpp = Translator::Create(*m, limits);
+  ASSERT_TRUE(cpp.ok());
+  SearchOptions so;
+  so.beam_size = 3;
+  so.num_hypotheses = 2;
+  auto expected = (*cpp)->Translate({texts, texts + 5}, so);
+  ASSERT_TRUE(expected.ok());
+  for (size_t i = 0; i < 5; ++i) {
+    ASSERT_EQ(hw_result_num_hypotheses(r, i), (*expected)[i].size()) << i;
+    for (size_t k = 0; k < (*expected)[i].size(); ++k) {
+      EXPECT_STREQ(hw_result_text(r, i, k), (*expected)[i][k].text.c_str());
+      EXPECT_EQ(hw_result_score(r, i, k), (*expected)[i][k].score);
+    }
+    EXPECT_EQ(hw_result_text(r, i, 2), nullptr);
+    EXPECT_TRUE(std::isnan(hw_result_score(r, i, 2)));
+  }
+  EXPECT_STREQ(hw_result_text(r, 1, 0), "");
+  EXPECT_EQ(hw_result_num_hypotheses(r, 5), 0u);
+  EXPECT_EQ(hw_result_text(r, 5, 0), nullptr);
+  hw_result_free(r);
+}
+
+TEST_F(CApiTest, ResultOutlivesTranslatorAndModel) {
+  const char* texts[] = {"Open the file."};
+  hw_result* r = nullptr;
+  ASSERT_EQ(hw_translate(translator_, texts, 1, nullptr, &r), HW_OK) << hw_last_error_message();
+  const std::string text = hw_result_text(r, 0, 0);
+  hw_translator_free(translator_);
+  hw_model_free(model_);
+  translator_ = nullptr;
+  model_ = nullptr;
+  EXPECT_EQ(text, hw_result_text(r, 0, 0));
+  hw_result_free(r);
+}
+
+TEST_F(CApiTest, TranslatorKeepsItsModelAlive) {
+  hw_model_free(model_);
+  model_ = nullptr;
+  const char* texts[] = {"The weather is nice today."};
+  hw_result* r = nullptr;
+  ASSERT_EQ(hw_translate(translator_, texts, 1, nullptr, &r), HW_OK) << hw_last_error_message();
+  EXPECT_NE(hw_result_text(r, 0, 0), nullptr);
+  hw_result_free(r);
+}
+
+TEST_F(CApiTest, TranslateErrorsCarryCodeAndMessage) {
+  hw_result* r = reinterpret_cast<hw_result*>(0x1);
+  const char* bad_utf8[] = {"fine", "caf\xE9"};
+  EXPECT_EQ(hw_translate(translator_, bad_utf8, 2, nullptr, &r), HW_ERR_INVALID_UTF8);
+  EXPECT_EQ(r, nullptr);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "texts[1]"), nullptr) << hw_last_error_message();
+
+  std::string words;
+  for (int i = 0; i < 60; ++i) words += "cat ";
+  const char* too_long[] = {words.c_str()};
+  EXPECT_EQ(hw_translate(translator_, too_long, 1, nullptr, &r), HW_ERR_INPUT_TOO_LONG);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "max_source_tokens 48"), nullptr)
+      << hw_last_error_message();
+
+  hw_search_params sp = hw_search_default_params();
+  sp.beam_size = 4;  // max_beam is 3
+  const char* ok[] = {"Open the file."};
+  EXPECT_EQ(hw_translate(translator_, ok, 1, &sp, &r), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "beam_size 4"), nullptr) << hw_last_error_message();
+
+  const char* with_null[] = {"a", nullptr};
+  EXPECT_EQ(hw_translate(translator_, with_null, 2, nullptr, &r), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "texts[1] is NULL"), nullptr);
+  EXPECT_EQ(hw_translate(translator_, nullptr, 1, nullptr, &r), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hw_translate(translator_, ok, 1, nullptr, nullptr), HW_ERR_INVALID_ARGUMENT);
+
+  // n == 0 is a valid, empty call.
+  ASSERT_EQ(hw_translate(translator_, nullptr, 0, nullptr, &r), HW_OK);
+  EXPECT_EQ(hw_result_num_sentences(r), 0u);
+  hw_result_free(r);
+}
+
+TEST_F(CApiTest, TranslatorCreateRejectsBadLimits) {
+  hw_translator_params tp = hw_translator_default_params();
+  tp.max_beam = 0;
+  hw_translator* t = reinterpret_cast<hw_translator*>(0x1);
+  EXPECT_EQ(hw_translator_create(model_, &tp, &t), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(t, nullptr);
+  EXPECT_STRNE(hw_last_error_message(), "");
+}
+
+TEST_F(CApiTest, TranslateIdsGivesTheCppHypotheses) {
+  auto m = Model::Load(*dir_ / "tiny.hwm");
+  ASSERT_TRUE(m.ok());
+  auto a = (*m)->EncodeSource("Open the file.");
+  auto b = (*m)->EncodeSource("Thank you very much for your help!");
+  ASSERT_TRUE(a.ok() && b.ok());
+  const int32_t* ids[] = {a->data(), b->data()};
+  const size_t lengths[] = {a->size(), b->size()};
+  hw_search_params sp = hw_search_default_params();
+  sp.beam_size = 3;
+  sp.num_hypotheses = 3;
+  ASSERT_EQ(hw_translate_ids(translator_, ids, lengths, 2, &sp), HW_OK) << hw_last_error_message();
+  EXPECT_EQ(hw_model_vocab_size(model_), (*m)->info().vocab_size);
+
+  TranslatorLimits limits;
+  limits.max_batch = 3;
+  limits.max_source_tokens = 48;
+  limits.max_target_tokens = 20;
+  limits.max_beam = 3;
+  auto cpp = Translator::Create(*m, limits);
+  ASSERT_TRUE(cpp.ok());
+  const TokenSpan spans[] = {{a->data(), a->size()}, {b->data(), b->size()}};
+  SearchOptions so;
+  so.beam_size = 3;
+  so.num_hypotheses = 3;
+  ASSERT_TRUE((*cpp)->TranslateIds(spans, 2, so).ok());
+  for (size_t s = 0; s < 2; ++s) {
+    ASSERT_EQ(hw_translator_num_hypotheses(translator_, s), (*cpp)->num_hypotheses(s));
+    for (size_t k = 0; k < (*cpp)->num_hypotheses(s); ++k) {
+      const int32_t* out = nullptr;
+      size_t len = 0;
+      float score = 0;
+      ASSERT_EQ(hw_translator_hypothesis(translator_, s, k, &out, &len, &score), HW_OK);
+      const HypothesisView v = (*cpp)->hypothesis(s, k);
+      EXPECT_EQ(std::vector<int32_t>(out, out + len), std::vector<int32_t>(v.ids, v.ids + v.size));
+      EXPECT_EQ(score, v.score);
+    }
+  }
+  const int32_t* out = nullptr;
+  size_t len = 0;
+  float score = 0;
+  EXPECT_EQ(hw_translator_hypothesis(translator_, 2, 0, &out, &len, &score), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hw_translator_hypothesis(translator_, 0, 3, &out, &len, &score), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "hypothesis 3"), nullptr) << hw_last_error_message();
+  EXPECT_EQ(hw_translator_hypothesis(translator_, 0, 0, nullptr, &len, &score), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hw_translator_num_hypotheses(translator_, 2), 0u);
+
+  // The text path replaces the translator's results: the id results are gone, not stale.
+  const char* texts[] = {"Read."};
+  hw_result* r = nullptr;
+  ASSERT_EQ(hw_translate(translator_, texts, 1, nullptr, &r), HW_OK);
+  hw_result_free(r);
+  EXPECT_EQ(hw_translator_num_hypotheses(translator_, 0), 0u);
+  EXPECT_EQ(hw_translator_hypothesis(translator_, 0, 0, &out, &len, &score), HW_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(CApiTest, TranslateIdsLimitsAndArguments) {
+  const int32_t sentence[] = {5, 6, 7, testing::kEos};
+  const int32_t* ids[] = {sentence, sentence, sentence, sentence};
+  const size_t lengths[] = {4, 4, 4, 4};
+  EXPECT_EQ(hw_translate_ids(translator_, ids, lengths, 4, nullptr), HW_ERR_BATCH_TOO_LARGE);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "max_batch 3"), nullptr) << hw_last_error_message();
+  EXPECT_EQ(hw_translator_num_hypotheses(translator_, 0), 0u);
+
+  hw_search_params sp = hw_search_default_params();
+  sp.beam_size = 4;
+  EXPECT_EQ(hw_translate_ids(translator_, ids, lengths, 1, &sp), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hw_translate_ids(translator_, nullptr, lengths, 1, nullptr), HW_ERR_INVALID_ARGUMENT);
+  const int32_t* null_row[] = {nullptr};
+  EXPECT_EQ(hw_translate_ids(translator_, null_row, lengths, 1, nullptr), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "ids[0]"), nullptr);
+
+  std::vector<int32_t> too_long(49, 5);
+  too_long.back() = testing::kEos;
+  const int32_t* long_ids[] = {too_long.data()};
+  const size_t long_len[] = {too_long.size()};
+  EXPECT_EQ(hw_translate_ids(translator_, long_ids, long_len, 1, nullptr), HW_ERR_INPUT_TOO_LONG);
+
+  ASSERT_EQ(hw_translate_ids(translator_, ids, lengths, 3, nullptr), HW_OK) << hw_last_error_message();
+  EXPECT_EQ(hw_translator_num_hypotheses(translator_, 2), 1u);
+}
+
+}  // namespace
+}  // namespace headwise
