@@ -1,0 +1,160 @@
+#include "cli_options.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace headwise::cli {
+namespace {
+
+constexpr const char kHelp[] =
+    R"(Usage: headwise-translate -m MODEL.hwm [options] [TEXT ...]
+
+Translates each TEXT argument, or else each line of standard input, with a headwise model.
+Standard input is read in batches of --batch lines and each batch is printed as soon as it is
+translated, so the tool works in a pipe. Output has one line (or one JSON object) per input
+line, in input order, also for lines that fail.
+
+Options:
+  -m, --model PATH        the .hwm model file (required)
+  --beam N                beam size, 1 = greedy (default 1)
+  --nbest N               hypotheses per line, <= --beam (default 1); with N > 1 the plain
+                          output is "INDEX ||| TEXT ||| SCORE" per hypothesis, INDEX counted
+                          from 0 over the input lines
+  --max-len N             most target tokens generated per line, EOS included
+                          (default 256, or the model's positions if fewer)
+  --max-input-len N       most source tokens per line, EOS included; longer lines fail
+                          (default 256, or the model's positions if fewer)
+  --length-penalty X      score = sum(log p) / length^X (default 1.0)
+  --threads N             compute threads (default 1)
+  --batch N               lines translated together (default 8)
+  --json                  one JSON object per input line:
+                            {"line": 1, "input": "...",
+                             "translations": [{"text": "...", "score": -1.2, "finished": true}],
+                             "timing": {"batch_ms": 12.3, "batch_lines": 8}}
+                          a failed line: {"line": 2, "input": "...",
+                                          "error": {"code": "INVALID_UTF8", "message": "..."}}
+  --no-verify             skip the model checksum (faster load; structure is still checked)
+  -h, --help              print this help and exit
+  --version               print the version and exit
+  --                      end of options: every later argument is a TEXT
+
+Input text:
+  - empty and whitespace-only lines translate to an empty line without running the model
+  - invalid UTF-8 fails the line (INVALID_UTF8, with the byte offset)
+  - control characters (U+0000-U+001F, U+007F-U+009F; tab included) count as spaces
+  - a line over --max-input-len tokens fails (INPUT_TOO_LONG); it is never truncated
+  - a trailing carriage return (CRLF input) and a UTF-8 byte order mark at the start of
+    standard input are removed
+  A failed line prints an empty line (plain), no rows (--nbest > 1) or an error object (--json);
+  its message goes to standard error as "headwise-translate: line N: CODE: message".
+
+Exit status:
+  0  every line was translated
+  1  at least one line failed (the others were translated and printed)
+  2  usage error: unknown flag, bad value, or limits the model cannot serve
+  3  the model could not be loaded (missing, corrupt, checksum mismatch, no tokenizer)
+)";
+
+// Accepts the whole string as a base-10 integer in [lo, hi].
+bool ParseInt(const std::string& s, int lo, int hi, int* out) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  const long v = std::strtol(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+bool ParseFloat(const std::string& s, float* out) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  const float v = std::strtof(s.c_str(), &end);
+  if (errno != 0 || *end != '\0' || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+const char* HelpText() { return kHelp; }
+
+bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* error) {
+  constexpr int kMax = std::numeric_limits<int>::max();
+  bool only_texts = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (only_texts || arg.empty() || arg[0] != '-') {
+      o->texts.push_back(arg);
+      continue;
+    }
+    if (arg == "--") { only_texts = true; continue; }
+    if (arg == "-h" || arg == "--help") { o->help = true; continue; }
+    if (arg == "--version") { o->version = true; continue; }
+    if (arg == "--json") { o->json = true; continue; }
+    if (arg == "--no-verify") { o->verify = false; continue; }
+
+    // Flags with a value: "--flag VALUE" or "--flag=VALUE".
+    std::string name = arg;
+    std::string value;
+    bool have_value = false;
+    if (const size_t eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      have_value = true;
+    }
+    static const char* const kValued[] = {"-m", "--model", "--beam", "--nbest", "--max-len",
+                                          "--max-input-len", "--length-penalty", "--threads",
+                                          "--batch"};
+    bool known = false;
+    for (const char* k : kValued) known = known || name == k;
+    if (!known) {
+      *error = "unknown option '" + arg + "'";
+      return false;
+    }
+    if (!have_value) {
+      if (i + 1 >= argc) {
+        *error = name + ": missing value";
+        return false;
+      }
+      value = argv[++i];
+    }
+    auto bad = [&](const char* expected) {
+      *error = name + ": expected " + expected + ", got '" + value + "'";
+      return false;
+    };
+    if (name == "-m" || name == "--model") {
+      if (value.empty()) return bad("a path");
+      o->model_path = value;
+    } else if (name == "--beam") {
+      if (!ParseInt(value, 1, 1024, &o->beam)) return bad("an integer in [1, 1024]");
+    } else if (name == "--nbest") {
+      if (!ParseInt(value, 1, 1024, &o->nbest)) return bad("an integer in [1, 1024]");
+    } else if (name == "--max-len") {
+      if (!ParseInt(value, 1, kMax, &o->max_len)) return bad("an integer >= 1");
+    } else if (name == "--max-input-len") {
+      if (!ParseInt(value, 2, kMax, &o->max_input_len)) return bad("an integer >= 2");
+    } else if (name == "--length-penalty") {
+      if (!ParseFloat(value, &o->length_penalty)) return bad("a finite number");
+    } else if (name == "--threads") {
+      if (!ParseInt(value, 1, 1024, &o->threads)) return bad("an integer in [1, 1024]");
+    } else if (name == "--batch") {
+      if (!ParseInt(value, 1, 65536, &o->batch)) return bad("an integer in [1, 65536]");
+    }
+  }
+  if (o->help || o->version) return true;
+  if (o->model_path.empty()) {
+    *error = "missing -m MODEL.hwm";
+    return false;
+  }
+  if (o->nbest > o->beam) {
+    *error = "--nbest " + std::to_string(o->nbest) + " exceeds --beam " + std::to_string(o->beam);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace headwise::cli

@@ -1,0 +1,43 @@
+// examples/translate/cli_options.h: the command line of headwise-translate and its exit codes.
+#ifndef HEADWISE_EXAMPLES_TRANSLATE_CLI_OPTIONS_H_
+#define HEADWISE_EXAMPLES_TRANSLATE_CLI_OPTIONS_H_
+
+#include <string>
+#include <vector>
+
+namespace headwise::cli {
+
+// Exit codes scripts can rely on.
+enum ExitCode : int {
+  kExitOk = 0,          // every line translated (empty lines included)
+  kExitLineFailed = 1,  // at least one line failed; the others were translated
+  kExitUsage = 2,       // bad flags, or options the model cannot serve
+  kExitModel = 3,       // the model could not be loaded or no translator could be made from it
+};
+
+struct CliOptions {
+  std::string model_path;
+  int beam = 1;
+  int nbest = 1;
+  int max_len = 0;        // 0: min(256, model positions)
+  int max_input_len = 0;  // 0: min(256, model positions)
+  float length_penalty = 1.0f;
+  int threads = 1;
+  int batch = 8;
+  bool json = false;
+  bool verify = true;
+  bool help = false;
+  bool version = false;
+  std::vector<std::string> texts;  // empty: read stdin
+};
+
+// Parses argv (without argv[0]). On a usage error returns false and sets *error to a message
+// that names the flag and what was expected.
+bool ParseArgs(int argc, const char* const* argv, CliOptions* options, std::string* error);
+
+// The --help text.
+const char* HelpText();
+
+}  // namespace headwise::cli
+
+#endif  // HEADWISE_EXAMPLES_TRANSLATE_CLI_OPTIONS_H_

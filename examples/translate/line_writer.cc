@@ -1,0 +1,49 @@
+#include "line_writer.h"
+
+#include <nlohmann/json.hpp>
+
+namespace headwise::cli {
+namespace {
+
+// A decoded text may contain a line break if the vocabulary has one; one input line must stay
+// one output line.
+std::string OneLine(std::string s) {
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+void WriteJson(std::ostream& out, const LineResult& r) {
+  nlohmann::ordered_json j;
+  j["line"] = r.line;
+  j["input"] = r.input;
+  if (r.status.ok()) {
+    j["translations"] = nlohmann::ordered_json::array();
+    for (const auto& h : r.hypotheses) {
+      j["translations"].push_back({{"text", h.text}, {"score", h.score}, {"finished", h.finished}});
+    }
+    j["timing"] = {{"batch_ms", r.batch_ms}, {"batch_lines", r.batch_lines}};
+  } else {
+    j["error"] = {{"code", ErrorCodeName(r.status.code())}, {"message", r.status.message()}};
+  }
+  // Invalid UTF-8 in the echoed input (the very thing that failed the line) must not stop the
+  // output: it is written as U+FFFD.
+  out << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+}
+
+}  // namespace
+
+void WriteLine(std::ostream& out, const LineResult& r, bool json, int nbest) {
+  if (json) {
+    WriteJson(out, r);
+  } else if (nbest <= 1) {
+    out << (r.status.ok() && !r.hypotheses.empty() ? OneLine(r.hypotheses[0].text) : "") << '\n';
+  } else if (r.status.ok()) {
+    for (const auto& h : r.hypotheses) {
+      out << (r.line - 1) << " ||| " << OneLine(h.text) << " ||| " << h.score << '\n';
+    }
+  }
+}
+
+}  // namespace headwise::cli

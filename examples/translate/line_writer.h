@@ -1,0 +1,31 @@
+// examples/translate/line_writer.h: prints the result of one input line, as plain text or JSON,
+// so that output stays aligned with input whether the line succeeded or failed.
+#ifndef HEADWISE_EXAMPLES_TRANSLATE_LINE_WRITER_H_
+#define HEADWISE_EXAMPLES_TRANSLATE_LINE_WRITER_H_
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "headwise/headwise.hpp"
+
+namespace headwise::cli {
+
+struct LineResult {
+  size_t line = 0;  // 1-based position in the input
+  std::string input;
+  Status status;    // OK: `hypotheses` holds the translations
+  std::vector<TextHypothesis> hypotheses;
+  double batch_ms = 0.0;   // wall time of the Translate call that served this line
+  size_t batch_lines = 0;  // lines that call translated
+};
+
+// Plain, nbest == 1: the best text on one line ("" when failed).
+// Plain, nbest > 1: "INDEX ||| TEXT ||| SCORE" per hypothesis, INDEX = line - 1; none when failed.
+// JSON: one object per line (see --help). Newlines inside texts never break the alignment.
+void WriteLine(std::ostream& out, const LineResult& r, bool json, int nbest);
+
+}  // namespace headwise::cli
+
+#endif  // HEADWISE_EXAMPLES_TRANSLATE_LINE_WRITER_H_

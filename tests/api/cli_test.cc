@@ -1,0 +1,287 @@
+// headwise-translate as scripts see it: exit codes, output aligned with input (also for failing
+// lines), --json, --nbest, and streaming (a batch is printed before stdin ends).
+// Runs the built binary on the models the api.make_test_model fixture writes.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "headwise/headwise.hpp"
+
+namespace {
+
+const std::string kBin = HW_TRANSLATE_BIN;
+const std::string kModel = std::string(HW_API_MODEL_DIR) + "/tiny.hwm";
+const std::string kNoTokenizer = std::string(HW_API_MODEL_DIR) + "/no_tokenizer.hwm";
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) lines.push_back(line);
+  return lines;
+}
+
+// Runs headwise-translate with `args` and `input` on stdin (through files: no pipe deadlocks).
+CliRun Translate(const std::vector<std::string>& args, const std::string& input = "") {
+  char dir_template[] = "/tmp/hw_cli_XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  const std::string in_path = dir + "/in", out_path = dir + "/out", err_path = dir + "/err";
+  std::ofstream(in_path, std::ios::binary) << input;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int in = open(in_path.c_str(), O_RDONLY);
+    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(kBin.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(kBin.c_str(), argv.data());
+    _exit(127);
+  }
+  CliRun r;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = Slurp(out_path);
+  r.err = Slurp(err_path);
+  std::remove(in_path.c_str());
+  std::remove(out_path.c_str());
+  std::remove(err_path.c_str());
+  rmdir(dir.c_str());
+  return r;
+}
+
+// The translation the library gives for one line (greedy, the CLI's default limits).
+std::string LibraryTranslation(const std::string& line) {
+  auto model = headwise::Model::Load(kModel);
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  if (!model.ok()) return "<load failed>";
+  auto t = headwise::Translator::Create(*model, headwise::TranslatorLimits{});
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  if (!t.ok()) return "<create failed>";
+  auto out = (*t)->Translate({line}, headwise::SearchOptions{});
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? (*out)[0][0].text : "<translate failed>";
+}
+
+TEST(Cli, HelpAndVersionExitZero) {
+  const CliRun help = Translate({"--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("Usage: headwise-translate -m MODEL.hwm"), std::string::npos);
+  EXPECT_NE(help.out.find("Exit status"), std::string::npos);
+  const CliRun version = Translate({"--version"});
+  EXPECT_EQ(version.code, 0);
+  EXPECT_EQ(version.out, std::string("headwise-translate ") + headwise::Version() + "\n");
+}
+
+TEST(Cli, UsageErrorsExitTwo) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"-m", kModel, "--frobnicate"},
+      {"-m", kModel, "--beam", "0"},
+      {"-m", kModel, "--beam", "two"},
+      {"-m", kModel, "--beam"},
+      {"-m", kModel, "--beam=3x"},
+      {"-m", kModel, "--beam", "2", "--nbest", "3"},
+      {"-m", kModel, "--length-penalty", "nan"},
+      {"-m", kModel, "--threads", "-1"},
+      {"-m", kModel, "--batch", "99999999999"},
+      {"hello"},  // no model
+  };
+  for (const auto& args : bad) {
+    const CliRun r = Translate(args);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_EQ(r.code, 2) << joined << "\n" << r.err;
+    EXPECT_NE(r.err.find("headwise-translate: "), std::string::npos) << joined;
+    EXPECT_TRUE(r.out.empty()) << joined;
+  }
+  // A limit the model cannot serve: more target positions than it has.
+  const CliRun too_long = Translate({"-m", kModel, "--max-len", "100000", "hello"});
+  EXPECT_EQ(too_long.code, 2) << too_long.err;
+}
+
+TEST(Cli, ModelThatCannotBeLoadedExitsThree) {
+  const CliRun missing = Translate({"-m", "/nonexistent/model.hwm", "hello"});
+  EXPECT_EQ(missing.code, 3);
+  EXPECT_NE(missing.err.find("/nonexistent/model.hwm"), std::string::npos) << missing.err;
+
+  char path[] = "/tmp/hw_cli_corrupt_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string junk(4096, '\x5a');
+  ASSERT_EQ(write(fd, junk.data(), junk.size()), static_cast<ssize_t>(junk.size()));
+  close(fd);
+  const CliRun corrupt = Translate({"-m", path, "hello"});
+  std::remove(path);
+  EXPECT_EQ(corrupt.code, 3) << corrupt.err;
+
+  const CliRun no_tokenizer = Translate({"-m", kNoTokenizer, "hello"});
+  EXPECT_EQ(no_tokenizer.code, 3);
+  EXPECT_NE(no_tokenizer.err.find("model has no tokenizer"), std::string::npos) << no_tokenizer.err;
+}
+
+TEST(Cli, TranslatesArgumentsAndStdinAlike) {
+  const CliRun args = Translate({"-m", kModel, "Open the file.", "", "Read."});
+  ASSERT_EQ(args.code, 0) << args.err;
+  const CliRun stdin_run = Translate({"-m", kModel, "--no-verify"}, "Open the file.\n\nRead.\n");
+  ASSERT_EQ(stdin_run.code, 0) << stdin_run.err;
+  EXPECT_EQ(args.out, stdin_run.out);
+  const std::vector<std::string> lines = Lines(args.out);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], LibraryTranslation("Open the file."));
+  EXPECT_EQ(lines[1], "");
+  EXPECT_EQ(lines[2], LibraryTranslation("Read."));
+  // Text that looks like a flag goes after "--".
+  const CliRun dashed = Translate({"-m", kModel, "--", "--beam"});
+  EXPECT_EQ(dashed.code, 0) << dashed.err;
+  EXPECT_EQ(Lines(dashed.out).size(), 1u);
+}
+
+TEST(Cli, FailingLinesExitOneAndKeepOutputAligned) {
+  std::string words;
+  for (int i = 0; i < 300; ++i) words += "cat ";
+  const std::string input = "Open the file.\n"
+                            "caf\xC3\x28\n"
+                            "\n" +
+                            words + "\n" +
+                            "Read.\r\n";  // CRLF
+  const CliRun r = Translate({"-m", kModel, "--batch", "2"}, input);
+  EXPECT_EQ(r.code, 1) << r.err;
+  const std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 5u) << r.out;
+  EXPECT_EQ(lines[0], LibraryTranslation("Open the file."));
+  EXPECT_EQ(lines[1], "");
+  EXPECT_EQ(lines[2], "");
+  EXPECT_EQ(lines[3], "");
+  EXPECT_EQ(lines[4], LibraryTranslation("Read."));
+  EXPECT_NE(r.err.find("headwise-translate: line 2: INVALID_UTF8: invalid UTF-8 at byte offset 3"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("headwise-translate: line 4: INPUT_TOO_LONG: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("source tokens (EOS included) exceed --max-input-len 256"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(Lines(r.err).size(), 2u) << r.err;
+}
+
+TEST(Cli, JsonGivesOneObjectPerLine) {
+  const std::string input = "\xEF\xBB\xBFOpen the file.\n\xFF\n   \nThe cat sat on the mat.\n";
+  const CliRun r = Translate({"-m", kModel, "--json", "--beam", "3", "--nbest", "2"}, input);
+  EXPECT_EQ(r.code, 1) << r.err;
+  const std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  std::vector<nlohmann::json> objects;
+  for (const auto& line : lines) {
+    objects.push_back(nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false));
+    ASSERT_FALSE(objects.back().is_discarded()) << line;
+  }
+  for (size_t i = 0; i < objects.size(); ++i) EXPECT_EQ(objects[i]["line"], i + 1);
+  EXPECT_EQ(objects[0]["input"], "Open the file.");  // byte order mark removed
+  ASSERT_EQ(objects[0]["translations"].size(), 2u);
+  EXPECT_TRUE(objects[0]["translations"][0]["text"].is_string());
+  EXPECT_TRUE(objects[0]["translations"][0]["score"].is_number());
+  EXPECT_GE(objects[0]["translations"][0]["score"].get<double>(),
+            objects[0]["translations"][1]["score"].get<double>());
+  EXPECT_TRUE(objects[0]["translations"][0]["finished"].is_boolean());
+  EXPECT_GE(objects[0]["timing"]["batch_ms"].get<double>(), 0.0);
+  // Lines 1, 3 and 4 went to one Translate call (line 2 failed before it).
+  EXPECT_EQ(objects[0]["timing"]["batch_lines"], 3);
+
+  EXPECT_EQ(objects[1]["input"], "\xEF\xBF\xBD");  // the invalid byte, replaced for JSON
+  EXPECT_EQ(objects[1]["error"]["code"], "INVALID_UTF8");
+  EXPECT_FALSE(objects[1].contains("translations"));
+
+  ASSERT_EQ(objects[2]["translations"].size(), 1u);
+  EXPECT_EQ(objects[2]["translations"][0]["text"], "");
+  EXPECT_EQ(objects[3]["translations"].size(), 2u);
+}
+
+TEST(Cli, NBestRowsCarryTheInputIndex) {
+  const CliRun r = Translate({"-m", kModel, "--beam", "3", "--nbest", "3"}, "Open the file.\n\xC3\nRead.\n");
+  EXPECT_EQ(r.code, 1) << r.err;
+  const std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 6u) << r.out;  // 3 + none for the failed line + 3
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(lines[i].rfind("0 ||| ", 0), 0u) << lines[i];
+  for (size_t i = 3; i < 6; ++i) EXPECT_EQ(lines[i].rfind("2 ||| ", 0), 0u) << lines[i];
+}
+
+TEST(Cli, BatchSizeDoesNotChangeTheOutput) {
+  std::string input;
+  for (const char* s : {"Open the file.", "Where is the train station?", "", "Read.",
+                        "The children play in the garden.", "Press the button to continue.",
+                        "It is late, and the shops are closed."}) {
+    input += std::string(s) + "\n";
+  }
+  const CliRun one = Translate({"-m", kModel, "--batch", "1"}, input);
+  const CliRun three = Translate({"-m", kModel, "--batch", "3", "--threads", "2"}, input);
+  const CliRun all = Translate({"-m", kModel, "--batch", "64"}, input);
+  ASSERT_EQ(one.code, 0) << one.err;
+  ASSERT_EQ(three.code, 0) << three.err;
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(Lines(one.out).size(), 7u);
+  EXPECT_EQ(one.out, three.out);
+  EXPECT_EQ(one.out, all.out);
+}
+
+TEST(Cli, StreamsStdinBatchByBatch) {
+  // One line in, one line out, while stdin is still open: the tool does not wait for EOF.
+  int to_child[2], from_child[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(from_child), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(to_child[0], 0);
+    dup2(from_child[1], 1);
+    close(to_child[1]);
+    close(from_child[0]);
+    execl(kBin.c_str(), kBin.c_str(), "-m", kModel.c_str(), "--batch", "1", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(to_child[0]);
+  close(from_child[1]);
+  const std::string line = "Open the file.\n";
+  ASSERT_EQ(write(to_child[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  pollfd p{from_child[0], POLLIN, 0};
+  const int ready = poll(&p, 1, 60000);
+  EXPECT_EQ(ready, 1) << "no output within 60 s while stdin stayed open";
+  std::string got;
+  if (ready == 1) {
+    char buf[4096];
+    const ssize_t n = read(from_child[0], buf, sizeof buf);
+    if (n > 0) got.assign(buf, static_cast<size_t>(n));
+  }
+  close(to_child[1]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(from_child[0]);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(got, LibraryTranslation("Open the file.") + "\n");
+}
+
+}  // namespace
