@@ -1,0 +1,189 @@
+"""Command-line entry point: `headwise-train SUBCOMMAND ...` (see trainer/headwise-train)."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import List, Optional
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_PACKAGES = os.path.join(HERE, "corpus_packages.txt")
+
+
+class CliError(Exception):
+    pass
+
+
+def cmd_data(args) -> None:
+    from . import data
+    stats = data.CorpusStats()
+    if args.tsv or args.src_file or args.tgt_file:
+        if args.tsv and (args.src_file or args.tgt_file):
+            raise CliError("give either --tsv or --src-file/--tgt-file, not both")
+        if not args.tsv and not (args.src_file and args.tgt_file):
+            raise CliError("--src-file and --tgt-file go together: expected both, found one")
+        raw = data.tsv_pairs(args.tsv) if args.tsv else data.aligned_pairs(args.src_file,
+                                                                          args.tgt_file)
+        inputs = [args.tsv] if args.tsv else [args.src_file, args.tgt_file]
+        prov = {"inputs": [{"path": os.path.abspath(p), "sha256": data.sha256_file(p)}
+                           for p in inputs]}
+    else:
+        pkgs = data.read_package_list(args.packages)
+        raw, prov = data.gettext_pairs(pkgs, args.lang, install=not args.no_install)
+        prov["package_list"] = os.path.basename(args.packages)
+    pairs = data.clean_pairs(raw, args.max_chars, stats)
+    if not pairs:
+        raise CliError("no sentence pairs left after cleaning; expected at least one")
+    man = data.write_corpus(args.out, pairs, args.src_lang, args.lang, args.dev_percent,
+                            args.test_percent, stats, prov)
+    c = man["counts"]
+    print(f"data: {c['raw_pairs']} raw pairs -> {c['kept']} kept "
+          f"(empty {c['dropped_empty']}, identical {c['dropped_identical']}, format-only "
+          f"{c['dropped_format_only']}, too long {c['dropped_too_long']}, duplicate source "
+          f"{c['dropped_duplicate_source']}); split {c['split_counts']} -> {args.out}")
+
+
+def cmd_spm(args) -> None:
+    from .spm_vocab import train_vocab
+    train_vocab(args.data, args.out, vocab_size=args.vocab_size, shared=not args.separate,
+                model_type=args.model_type, character_coverage=args.character_coverage)
+
+
+def _lazy(module: str, func: str):
+    """Imports torch-using modules only when their subcommand runs."""
+    def run(args):
+        import importlib
+        getattr(importlib.import_module(f".{module}", __package__), func)(args)
+    return run
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="headwise-train",
+        description="Corpus, vocabulary, training, evaluation and export of MarianMT models "
+                    "for headwise.")
+    sub = p.add_subparsers(dest="command", metavar="SUBCOMMAND")
+    sub.required = True
+
+    d = sub.add_parser("data", help="build a parallel corpus (gettext catalogs or your text)",
+                       description="Build a deterministic train/dev/test corpus. Default: the "
+                       "English->LANG pairs of the gettext catalogs of the Debian packages in "
+                       "trainer/corpus_packages.txt (installed when missing). With --src-file/"
+                       "--tgt-file or --tsv: your own parallel text instead.")
+    d.add_argument("--lang", default="de", help="target language code (default: de)")
+    d.add_argument("--src-lang", default="en", help="source language code (default: en)")
+    d.add_argument("--out", required=True, help="output directory")
+    d.add_argument("--src-file", help="aligned source sentences, one per line (UTF-8)")
+    d.add_argument("--tgt-file", help="aligned target sentences, one per line (UTF-8)")
+    d.add_argument("--tsv", help="source<TAB>target per line (UTF-8)")
+    d.add_argument("--packages", default=DEFAULT_PACKAGES,
+                   help="package list for the gettext corpus (default: %(default)s)")
+    d.add_argument("--no-install", action="store_true",
+                   help="fail instead of installing missing corpus packages")
+    d.add_argument("--max-chars", type=int, default=400,
+                   help="drop pairs with a side longer than this (0: no limit; default 400)")
+    d.add_argument("--dev-percent", type=int, default=2, help="default 2")
+    d.add_argument("--test-percent", type=int, default=2, help="default 2")
+    d.set_defaults(func=cmd_data)
+
+    s = sub.add_parser("spm", help="train SentencePiece vocabularies (OPUS-MT files)",
+                       description="Train source.spm, target.spm and vocab.json on the train "
+                       "split (eos=0, unk=1, pad=last id).")
+    s.add_argument("--data", required=True, help="corpus directory from 'data'")
+    s.add_argument("--out", required=True, help="output directory")
+    s.add_argument("--vocab-size", type=int, default=8000,
+                   help="model vocabulary size incl. <pad> (shared), or per SentencePiece "
+                        "model + 1 (separate); default 8000")
+    s.add_argument("--separate", action="store_true",
+                   help="separate source and target SentencePiece models (joint vocab.json)")
+    s.add_argument("--model-type", default="unigram", choices=["unigram", "bpe"])
+    s.add_argument("--character-coverage", type=float, default=1.0)
+    s.set_defaults(func=cmd_spm)
+
+    t = sub.add_parser("train", help="train a MarianMT model (resumable, DDP with torchrun)",
+                       description="Train the reference MarianMT model: label-smoothed "
+                       "cross-entropy, Adam (0.9, 0.98, 1e-9) with inverse-square-root warm-up, "
+                       "token-based batches, periodic dev loss/BLEU, checkpoints that resume "
+                       "exactly. Multi-process: torchrun --nproc_per_node N trainer/headwise-train "
+                       "train ... (gloo backend).")
+    t.add_argument("--data", required=True, help="corpus directory from 'data'")
+    t.add_argument("--vocab", required=True, help="vocabulary directory from 'spm'")
+    t.add_argument("--out", required=True, help="run directory (checkpoints, run.json)")
+    t.add_argument("--resume", nargs="?", const="auto", default=None, metavar="CKPT",
+                   help="continue from the newest checkpoint in --out, or from CKPT")
+    g = t.add_argument_group("model")
+    g.add_argument("--d-model", type=int, default=256)
+    g.add_argument("--encoder-layers", type=int, default=6)
+    g.add_argument("--decoder-layers", type=int, default=3)
+    g.add_argument("--heads", type=int, default=8, help="attention heads (encoder, and decoder "
+                   "unless --decoder-heads)")
+    g.add_argument("--decoder-heads", type=int, default=0)
+    g.add_argument("--ffn", type=int, default=1024, help="feed-forward width")
+    g.add_argument("--activation", default="swish", choices=["swish", "relu", "gelu"])
+    g.add_argument("--dropout", type=float, default=0.1)
+    g.add_argument("--max-positions", type=int, default=512)
+    o = t.add_argument_group("optimisation")
+    o.add_argument("--steps", type=int, default=6000, help="total optimiser steps")
+    o.add_argument("--max-tokens", type=int, default=2500,
+                   help="per batch and process: sentences x longest side (ids)")
+    o.add_argument("--max-len", type=int, default=128,
+                   help="drop training pairs with a side longer than this many ids")
+    o.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
+    o.add_argument("--warmup", type=int, default=800, help="warm-up steps")
+    o.add_argument("--label-smoothing", type=float, default=0.1)
+    o.add_argument("--clip-norm", type=float, default=1.0, help="0: no clipping")
+    o.add_argument("--seed", type=int, default=1)
+    o.add_argument("--threads", type=int, default=2, help="torch threads per process")
+    r = t.add_argument_group("reporting")
+    r.add_argument("--eval-every", type=int, default=500, help="dev loss + BLEU (0: never)")
+    r.add_argument("--dev-bleu-sentences", type=int, default=300,
+                   help="dev sentences decoded for BLEU (0: all)")
+    r.add_argument("--checkpoint-every", type=int, default=250)
+    r.add_argument("--keep", type=int, default=2, help="checkpoints kept")
+    r.add_argument("--log-every", type=int, default=25)
+    t.set_defaults(func=_lazy("train", "run_training"))
+
+    e = sub.add_parser("evaluate", help="BLEU and chrF on a corpus split",
+                       description="Translate a split (greedy or beam) and score it with BLEU "
+                       "and chrF computed as sacreBLEU 2.x does. Gated models use test-time "
+                       "gates (log_alpha > 0) unless --no-gates.")
+    e.add_argument("--model", required=True,
+                   help="run directory, ckpt-*.pt file, or exported checkpoint directory")
+    e.add_argument("--data", required=True, help="corpus directory")
+    e.add_argument("--vocab", help="vocabulary directory (default: the run's / checkpoint's)")
+    e.add_argument("--split", default="test", choices=["train", "dev", "test"])
+    e.add_argument("--beam", type=int, default=1, help="1 = greedy (default)")
+    e.add_argument("--length-penalty", type=float, default=1.0)
+    e.add_argument("--batch-size", type=int, default=64)
+    e.add_argument("--limit", type=int, default=0, help="first N sentences only")
+    e.add_argument("--no-gates", action="store_true", help="ignore head gates (all heads on)")
+    e.add_argument("--mask-heads", action="append", metavar="BLOCK=H,H",
+                   help="switch heads off, e.g. model.encoder.layers.0.self_attn=1,5 "
+                        "(repeatable)")
+    e.add_argument("--hyps", help="write the translations to this file")
+    e.add_argument("--json", help="write the scores to this JSON file")
+    e.add_argument("--threads", type=int, default=2)
+    e.set_defaults(func=_lazy("evaluate", "run_evaluate"))
+
+    x = sub.add_parser("export", help="training run -> Hugging Face-layout checkpoint dir",
+                       description="Write config.json, model.safetensors, source.spm, "
+                       "target.spm and vocab.json for the converter.")
+    x.add_argument("--run", required=True, help="run directory or ckpt-*.pt file")
+    x.add_argument("--out", required=True, help="checkpoint directory to write")
+    x.add_argument("--vocab", help="vocabulary directory (default: the one the run used)")
+    x.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
+    x.set_defaults(func=_lazy("evaluate", "run_export"))
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except KeyboardInterrupt:
+        print("headwise-train: interrupted", file=sys.stderr)
+        return 130
+    except (CliError, ValueError, OSError) as e:
+        print(f"headwise-train {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    return 0

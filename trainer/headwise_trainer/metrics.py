@@ -1,0 +1,205 @@
+"""Corpus BLEU and chrF computed as sacreBLEU 2.x computes them (single reference).
+
+BLEU: sacrebleu.metrics.bleu.BLEU() defaults: 13a tokenisation (tokenizers/tokenizer_13a.py +
+tokenizer_re.py), mixed case, smooth_method='exp', max n-gram order 4, no effective order,
+closest-reference-length brevity penalty, corpus statistics summed before the score.
+chrF: sacrebleu.metrics.chrf.CHRF() defaults: char order 6, word order 0, beta 2, whitespace
+removed before extracting n-grams (''.join(line.split())), no eps smoothing (effective order
+averaging of precision and recall over orders, then F-beta).
+Both return scores on a 0..100 scale, like sacreBLEU's `.score`.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import List, Sequence, Tuple
+
+MAX_NGRAM_ORDER = 4
+
+# tokenizer_re.TokenizerRegexp, applied after 13a's language-independent replacements.
+_13A_RULES = [
+    # punctuation and symbols: {|}~ [\]^_` space!"#$%& ()*+ :;<=>?@ /
+    (re.compile(r"([\{-\~\[-\` -\&\(-\+\:-\@\/])"), r" \1 "),
+    # period and comma unless preceded by a digit
+    (re.compile(r"([^0-9])([\.,])"), r"\1 \2 "),
+    # period and comma unless followed by a digit
+    (re.compile(r"([\.,])([^0-9])"), r" \1 \2"),
+    # dash when preceded by a digit
+    (re.compile(r"([0-9])(-)"), r"\1 \2 "),
+]
+
+
+def tokenize_13a(line: str) -> str:
+    """sacreBLEU's Tokenizer13a (mteval-v13a)."""
+    line = line.replace("<skipped>", "")
+    line = line.replace("-\n", "")
+    line = line.replace("\n", " ")
+    line = line.replace("&quot;", '"')
+    line = line.replace("&amp;", "&")
+    line = line.replace("&lt;", "<")
+    line = line.replace("&gt;", ">")
+    line = f" {line} "
+    for rx, repl in _13A_RULES:
+        line = rx.sub(repl, line)
+    return " ".join(line.strip().split())
+
+
+def _my_log(x: float) -> float:
+    return -9999999999 if x == 0.0 else math.log(x)
+
+
+@dataclass
+class BleuResult:
+    score: float
+    counts: List[int]
+    totals: List[int]
+    precisions: List[float]
+    bp: float
+    sys_len: int
+    ref_len: int
+
+    def __str__(self) -> str:
+        prec = "/".join(f"{p:.1f}" for p in self.precisions)
+        ratio = self.sys_len / self.ref_len if self.ref_len else 0
+        return (f"BLEU = {self.score:.2f} {prec} (BP = {self.bp:.3f} ratio = {ratio:.3f} "
+                f"hyp_len = {self.sys_len} ref_len = {self.ref_len})")
+
+
+def _word_ngrams(tokens: List[str], max_order: int) -> Counter:
+    return Counter(tuple(tokens[i:i + n]) for n in range(1, max_order + 1)
+                   for i in range(len(tokens) - n + 1))
+
+
+def _check_lengths(hyps: Sequence[str], refs: Sequence[str]) -> None:
+    if isinstance(hyps, str) or isinstance(refs, str):
+        raise TypeError("expected sequences of sentences, found a single string")
+    if len(hyps) != len(refs):
+        raise ValueError(f"expected as many hypotheses as references, found {len(hyps)} "
+                         f"hypotheses and {len(refs)} references")
+
+
+def bleu_from_stats(correct: List[int], total: List[int], sys_len: int,
+                    ref_len: int) -> BleuResult:
+    """sacreBLEU BLEU.compute_bleu with smooth_method='exp', effective_order=False."""
+    order = len(correct)
+    if sys_len < ref_len:
+        bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
+    else:
+        bp = 1.0
+    precisions = [0.0] * order
+    if not any(correct):
+        return BleuResult(0.0, list(correct), list(total), precisions, bp, sys_len, ref_len)
+    smooth_mteval = 1.0
+    for n in range(order):
+        if total[n] == 0:
+            break
+        if correct[n] == 0:
+            smooth_mteval *= 2
+            precisions[n] = 100.0 / (smooth_mteval * total[n])
+        else:
+            precisions[n] = 100.0 * correct[n] / total[n]
+    score = bp * math.exp(sum(_my_log(p) for p in precisions) / order)
+    return BleuResult(score, list(correct), list(total), precisions, bp, sys_len, ref_len)
+
+
+def corpus_bleu(hyps: Sequence[str], refs: Sequence[str],
+                max_order: int = MAX_NGRAM_ORDER) -> BleuResult:
+    """Corpus BLEU of hypotheses against one reference each, as sacreBLEU 2.x defaults."""
+    return corpus_bleu_multi(hyps, [refs], max_order)
+
+
+def corpus_bleu_multi(hyps: Sequence[str], ref_streams: Sequence[Sequence[str]],
+                      max_order: int = MAX_NGRAM_ORDER) -> BleuResult:
+    """Several reference streams (sacrebleu.corpus_bleu(hyps, [refs1, refs2, ...])): n-gram
+    counts clipped by the maximum over references, the closest reference length (shorter on
+    ties) for the brevity penalty."""
+    if not ref_streams:
+        raise ValueError("expected at least one reference stream, found none")
+    for refs in ref_streams:
+        _check_lengths(hyps, refs)
+    correct = [0] * max_order
+    total = [0] * max_order
+    sys_len = ref_len = 0
+    for i, hyp in enumerate(hyps):
+        h = tokenize_13a(hyp.rstrip()).split()
+        r_ngrams: Counter = Counter()
+        closest_diff, closest_len = -1, -1
+        for refs in ref_streams:
+            r = tokenize_13a(refs[i].rstrip()).split()
+            for ng, cnt in _word_ngrams(r, max_order).items():
+                r_ngrams[ng] = max(r_ngrams[ng], cnt)
+            diff = abs(len(h) - len(r))
+            if closest_diff == -1 or diff < closest_diff:
+                closest_diff, closest_len = diff, len(r)
+            elif diff == closest_diff and len(r) < closest_len:
+                closest_len = len(r)
+        sys_len += len(h)
+        ref_len += closest_len
+        for ng, cnt in _word_ngrams(h, max_order).items():
+            n = len(ng) - 1
+            total[n] += cnt
+            if ng in r_ngrams:
+                correct[n] += min(cnt, r_ngrams[ng])
+    return bleu_from_stats(correct, total, sys_len, ref_len)
+
+
+def _char_ngrams(line: str, max_order: int) -> List[Counter]:
+    line = "".join(line.split())
+    return [Counter(line[i:i + n] for i in range(len(line) - n + 1))
+            for n in range(1, max_order + 1)]
+
+
+def chrf_from_stats(stats: List[int], order: int, beta: float,
+                    eps_smoothing: bool = False) -> float:
+    """sacreBLEU CHRF._compute_f_score (default eps_smoothing=False: average precision and
+    recall over the orders that have n-grams on both sides, then F-beta; True: chrF++.py-style
+    mean of per-order F-beta with 1e-16 for empty orders)."""
+    eps = 1e-16
+    factor = beta ** 2
+    score = avg_prec = avg_rec = 0.0
+    effective_order = 0
+    for i in range(order):
+        n_hyp, n_ref, n_match = stats[3 * i:3 * i + 3]
+        prec = n_match / n_hyp if n_hyp > 0 else eps
+        rec = n_match / n_ref if n_ref > 0 else eps
+        denom = factor * prec + rec
+        score += ((1 + factor) * prec * rec / denom) if denom > 0 else eps
+        if n_hyp > 0 and n_ref > 0:
+            avg_prec += prec
+            avg_rec += rec
+            effective_order += 1
+    if eps_smoothing:
+        return 100 * score / order
+    if effective_order == 0:
+        return 0.0
+    avg_prec /= effective_order
+    avg_rec /= effective_order
+    if avg_prec + avg_rec:
+        return 100 * (1 + factor) * avg_prec * avg_rec / (factor * avg_prec + avg_rec)
+    return 0.0
+
+
+def chrf_stats(hyp: str, ref: str, char_order: int = 6) -> List[int]:
+    """[hyp, ref, match] counts per character order for one segment."""
+    stats: List[int] = []
+    for h, r in zip(_char_ngrams(hyp, char_order), _char_ngrams(ref, char_order)):
+        match = sum(min(c, r[ng]) for ng, c in h.items() if ng in r)
+        stats += [sum(h.values()) if r else 0, sum(r.values()), match]
+    return stats
+
+
+def corpus_chrf(hyps: Sequence[str], refs: Sequence[str], char_order: int = 6,
+                beta: float = 2, eps_smoothing: bool = False) -> float:
+    """Corpus chrF (sacreBLEU 2.x CHRF() defaults: nc=6, nw=0, beta=2, no whitespace)."""
+    _check_lengths(hyps, refs)
+    total = [0] * (3 * char_order)
+    for hyp, ref in zip(hyps, refs):
+        for i, v in enumerate(chrf_stats(hyp, ref, char_order)):
+            total[i] += v
+    return chrf_from_stats(total, char_order, beta, eps_smoothing)
+
+
+def bleu_chrf(hyps: Sequence[str], refs: Sequence[str]) -> Tuple[BleuResult, float]:
+    return corpus_bleu(hyps, refs), corpus_chrf(hyps, refs)
