@@ -171,7 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--run", required=True, help="run directory or ckpt-*.pt file")
     x.add_argument("--out", required=True, help="checkpoint directory to write")
     x.add_argument("--vocab", help="vocabulary directory (default: the one the run used)")
-    x.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
+    x.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"],
+                   help="tensor type in model.safetensors (gates stay F32)")
+    x.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     x.set_defaults(func=_lazy("evaluate", "run_export"))
     return p
 

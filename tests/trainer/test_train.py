@@ -1,0 +1,161 @@
+"""Training loop: a tiny run lowers the dev loss, resume is bit-identical, a corrupt checkpoint
+gives a clear error, batching is deterministic, export -> load -> evaluate works end to end."""
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "trainer"))
+
+from headwise_trainer import cli, run_state  # noqa: E402
+from headwise_trainer.batching import TokenBatcher  # noqa: E402
+from headwise_trainer.train import TrainError, inverse_sqrt_lr, run_training  # noqa: E402
+
+torch.set_num_threads(1)
+
+EN = ["file", "open", "close", "save", "print", "error", "user", "group", "name", "size",
+      "new", "old"]
+DE = ["Datei", "öffnen", "schließen", "speichern", "drucken", "Fehler", "Benutzer", "Gruppe",
+      "Name", "Größe", "neu", "alt"]
+
+TINY_MODEL = ["--d-model", "32", "--encoder-layers", "2", "--decoder-layers", "1", "--heads",
+              "4", "--ffn", "64", "--max-positions", "64", "--threads", "1"]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """A small deterministic word-for-word 'translation' corpus and its vocabulary."""
+    d = tmp_path_factory.mktemp("corpus")
+    rng = np.random.default_rng(0)
+    src, tgt = [], []
+    for i in range(400):
+        idx = rng.integers(0, len(EN), size=int(rng.integers(1, 6)))
+        src.append(" ".join(EN[j] for j in idx) + f" {i}")
+        tgt.append(" ".join(DE[j] for j in idx) + f" {i}")
+    (d / "a.en").write_text("\n".join(src) + "\n", encoding="utf-8")
+    (d / "a.de").write_text("\n".join(tgt) + "\n", encoding="utf-8")
+    assert cli.main(["data", "--src-file", str(d / "a.en"), "--tgt-file", str(d / "a.de"),
+                     "--out", str(d / "data"), "--dev-percent", "5", "--test-percent", "5"]) == 0
+    assert cli.main(["spm", "--data", str(d / "data"), "--out", str(d / "vocab"),
+                     "--vocab-size", "64"]) == 0
+    return d
+
+
+def train_args(corpus, out, *extra):
+    argv = ["train", "--data", str(corpus / "data"), "--vocab", str(corpus / "vocab"),
+            "--out", str(out), *TINY_MODEL, "--max-tokens", "120", "--lr", "3e-3",
+            "--warmup", "10", "--eval-every", "0", "--log-every", "1000", *extra]
+    return cli.build_parser().parse_args(argv)
+
+
+def ckpt_state(run_dir):
+    return run_state.load_checkpoint_file(run_state.list_checkpoints(run_dir)[-1][1])
+
+
+def test_inverse_sqrt_schedule():
+    assert inverse_sqrt_lr(1, 1.0, 4) == 0.25
+    assert inverse_sqrt_lr(4, 1.0, 4) == 1.0
+    assert inverse_sqrt_lr(16, 1.0, 4) == 0.5
+
+
+def test_batches_deterministic_and_within_budget():
+    lens = np.random.default_rng(1).integers(1, 30, size=500)
+    src = [np.zeros(int(n), dtype=np.int64) for n in lens]
+    tgt = [np.zeros(int(n) + 1, dtype=np.int64) for n in lens]
+    b = TokenBatcher(src, tgt, max_tokens=100, seed=3)
+    e0, e0b, e1 = b.epoch_batches(0), b.epoch_batches(0), b.epoch_batches(1)
+    assert all(np.array_equal(x, y) for x, y in zip(e0, e0b))
+    assert any(not np.array_equal(x, y) for x, y in zip(e0, e1))
+    assert sorted(np.concatenate(e0).tolist()) == list(range(500))  # every pair once
+    for batch in e0:
+        assert len(batch) * max(max(len(src[i]), len(tgt[i])) for i in batch) <= 100
+    # Two ranks split the batches between them, no overlap, same count each.
+    r0 = TokenBatcher(src, tgt, 100, 3, rank=0, world_size=2).epoch_batches(0)
+    r1 = TokenBatcher(src, tgt, 100, 3, rank=1, world_size=2).epoch_batches(0)
+    assert len(r0) == len(r1) and not set(np.concatenate(r0)) & set(np.concatenate(r1))
+
+
+def test_tiny_training_lowers_dev_loss(corpus, tmp_path):
+    args = train_args(corpus, tmp_path / "run", "--steps", "80", "--eval-every", "10",
+                      "--dev-bleu-sentences", "4", "--checkpoint-every", "80")
+    hist = run_training(args, log=lambda m: None)["history"]
+    assert len(hist) == 8
+    assert hist[-1]["dev_nll"] < hist[0]["dev_nll"] - 0.5, hist
+    assert set(os.listdir(tmp_path / "run")) == {"run.json", "ckpt-80.pt"}
+
+
+def test_resume_is_bit_identical(corpus, tmp_path):
+    # One run of 2N steps vs N steps + resume for N more; N is mid-epoch and 2N crosses an
+    # epoch boundary, with dropout on, so data position and RNG states all matter.
+    more = ("--max-tokens", "400")  # 22 batches per epoch
+    run_training(train_args(corpus, tmp_path / "a", "--steps", "30", "--checkpoint-every", "15",
+                            *more),
+                 log=lambda m: None)
+    run_training(train_args(corpus, tmp_path / "b", "--steps", "15", "--checkpoint-every", "15",
+                            *more),
+                 log=lambda m: None)
+    run_training(train_args(corpus, tmp_path / "b", "--steps", "30", "--checkpoint-every", "15",
+                            "--resume"), log=lambda m: None)
+    a, b = ckpt_state(tmp_path / "a"), ckpt_state(tmp_path / "b")
+    assert a["step"] == b["step"] == 30 and a["epoch"] >= 1
+    assert (a["epoch"], a["batch_idx"]) == (b["epoch"], b["batch_idx"])
+    for name, t in a["model"].items():
+        assert torch.equal(t, b["model"][name]), name
+    for k, st in a["optimizer"]["state"].items():
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert torch.equal(st[key], b["optimizer"]["state"][k][key])
+    assert torch.equal(a["rng"][0]["torch"], b["rng"][0]["torch"])
+    # Only the newest two checkpoints are kept.
+    assert [s for s, _ in run_state.list_checkpoints(tmp_path / "a")] == [15, 30]
+
+
+def test_corrupt_resume_file_is_a_clear_error(corpus, tmp_path):
+    run_training(train_args(corpus, tmp_path / "c", "--steps", "10", "--checkpoint-every", "5"),
+                 log=lambda m: None)
+    newest = tmp_path / "c" / "ckpt-10.pt"
+    blob = newest.read_bytes()
+    newest.write_bytes(blob[:len(blob) // 2])
+    with pytest.raises(run_state.ResumeError, match=r"ckpt-10\.pt: cannot read the training "
+                                                     r"checkpoint.*ckpt-5\.pt may be intact"):
+        run_training(train_args(corpus, tmp_path / "c", "--steps", "20", "--resume"),
+                     log=lambda m: None)
+    assert (tmp_path / "c" / "ckpt-5.pt").exists() and newest.exists()  # nothing removed
+    # Not a checkpoint at all.
+    torch.save({"hello": 1}, tmp_path / "other.pt")
+    with pytest.raises(run_state.ResumeError, match="expected a headwise-train checkpoint"):
+        run_state.load_checkpoint_file(str(tmp_path / "other.pt"))
+    # Checkpoints present but no --resume: refuse rather than overwrite.
+    with pytest.raises(TrainError, match="already holds checkpoints"):
+        run_training(train_args(corpus, tmp_path / "c", "--steps", "20"), log=lambda m: None)
+
+
+def test_export_then_evaluate(corpus, tmp_path, capsys):
+    run_training(train_args(corpus, tmp_path / "r", "--steps", "20", "--checkpoint-every", "20"),
+                 log=lambda m: None)
+    assert cli.main(["export", "--run", str(tmp_path / "r"), "--out",
+                     str(tmp_path / "ckpt")]) == 0
+    assert sorted(os.listdir(tmp_path / "ckpt")) == ["config.json", "model.safetensors",
+                                                     "source.spm", "target.spm", "vocab.json"]
+    from headwise_trainer.checkpoint import load_checkpoint
+    loaded = load_checkpoint(tmp_path / "ckpt").state_dict()
+    trained = ckpt_state(tmp_path / "r")["model"]
+    for name, t in loaded.items():
+        assert torch.equal(t, trained[name]), name  # F32 export is exact
+    for model_path in (tmp_path / "r", tmp_path / "ckpt"):
+        out = tmp_path / f"scores-{model_path.name}.json"
+        assert cli.main(["evaluate", "--model", str(model_path), "--data",
+                         str(corpus / "data"), "--vocab", str(corpus / "vocab"), "--json",
+                         str(out), "--threads", "1"]) == 0
+        res = json.loads(out.read_text())
+        assert res["sentences"] > 0 and 0.0 <= res["bleu"] <= 100.0
+    r1 = json.loads((tmp_path / "scores-r.json").read_text())
+    r2 = json.loads((tmp_path / "scores-ckpt.json").read_text())
+    assert (r1["bleu"], r1["chrf"]) == (r2["bleu"], r2["chrf"])
+    # Masking heads changes the model; a bad mask spec is a clear error.
+    assert cli.main(["evaluate", "--model", str(tmp_path / "ckpt"), "--data",
+                     str(corpus / "data"), "--mask-heads", "model.encoder.layers.0.self_attn=9",
+                     "--threads", "1"]) == 1
+    assert "head '9' is not an index in [0, 4)" in capsys.readouterr().err
