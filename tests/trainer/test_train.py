@@ -159,3 +159,31 @@ def test_export_then_evaluate(corpus, tmp_path, capsys):
                      str(corpus / "data"), "--mask-heads", "model.encoder.layers.0.self_attn=9",
                      "--threads", "1"]) == 1
     assert "head '9' is not an index in [0, 4)" in capsys.readouterr().err
+
+
+def test_ddp_two_processes_smoke(corpus, tmp_path):
+    # 2 local processes on gloo (the built-in --nproc launcher sets the torchrun environment).
+    # Rank 0 writes the checkpoints after checking that both replicas hold the same parameters.
+    import subprocess
+    entry = os.path.join(os.path.dirname(__file__), "..", "..", "trainer", "headwise-train")
+    base = [sys.executable, entry, "train", "--nproc", "2", "--data", str(corpus / "data"),
+            "--vocab", str(corpus / "vocab"), "--out", str(tmp_path / "ddp"), *TINY_MODEL,
+            "--max-tokens", "400", "--eval-every", "0", "--checkpoint-every", "4"]
+    env = dict(os.environ, PYTHONPATH="")
+    r = subprocess.run(base + ["--steps", "4"], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(base + ["--steps", "8", "--resume"], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "resumed" in r.stdout
+    st = ckpt_state(tmp_path / "ddp")
+    assert st["step"] == 8 and st["world_size"] == 2 and len(st["rng"]) == 2
+    # The two ranks drew different dropout masks (seeded seed + rank).
+    assert not torch.equal(st["rng"][0]["torch"], st["rng"][1]["torch"])
+    # Resuming with another process count would change the data split: refused.
+    r = subprocess.run([sys.executable, entry, "train", "--data", str(corpus / "data"),
+                        "--vocab", str(corpus / "vocab"), "--out", str(tmp_path / "ddp"),
+                        *TINY_MODEL, "--steps", "12", "--resume"], capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 1 and "written by 2 processes, resumed with 1" in r.stderr

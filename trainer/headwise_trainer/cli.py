@@ -111,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--out", required=True, help="run directory (checkpoints, run.json)")
     t.add_argument("--resume", nargs="?", const="auto", default=None, metavar="CKPT",
                    help="continue from the newest checkpoint in --out, or from CKPT")
+    t.add_argument("--nproc", type=int, default=1,
+                   help="data-parallel worker processes on this machine (DDP, gloo); "
+                        "--max-tokens is per process")
     g = t.add_argument_group("model")
     g.add_argument("--d-model", type=int, default=256)
     g.add_argument("--encoder-layers", type=int, default=6)
@@ -179,7 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    if getattr(args, "nproc", 1) > 1 and "WORLD_SIZE" not in os.environ:
+        from .launch import launch, strip_nproc
+        return launch(args.nproc, strip_nproc(argv))
     try:
         args.func(args)
     except KeyboardInterrupt:

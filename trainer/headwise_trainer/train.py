@@ -184,6 +184,11 @@ def run_training(args, log=print) -> dict:
         if world > 1:
             rngs = [None] * world
             torch.distributed.all_gather_object(rngs, run_state.rng_state())
+            sums = [None] * world  # replicas must agree before rank 0 writes for all of them
+            torch.distributed.all_gather_object(sums, _param_checksum(model))
+            if len(set(sums)) != 1:
+                raise TrainError(f"step {step}: DDP replicas diverged (parameter checksums "
+                                 f"{sums}); expected identical parameters on every rank")
         if is_main:
             run_state.save_checkpoint(args.out, {
                 "step": step, "epoch": epoch, "batch_idx": batch_idx,
@@ -217,7 +222,18 @@ def run_training(args, log=print) -> dict:
                 batches = batcher.epoch_batches(epoch)
             save()
     progress.close()
+    if world > 1:
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
     return {"step": step, "epoch": epoch, "history": history}
+
+
+def _param_checksum(model) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    for t in model.state_dict().values():
+        h.update(t.detach().contiguous().numpy().tobytes())
+    return h.hexdigest()
 
 
 def evaluate_dev(model, dev, vocab, args, step, epoch, progress) -> dict:
