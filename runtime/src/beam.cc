@@ -1,0 +1,176 @@
+// Beam search, exactly as include/headwise/headwise.hpp states it:
+//   - rank every (live beam b, token v) by score_b + logp(b, v), ties by lower b * V + v;
+//   - walk the best 2 * beam_size: EOS finishes a hypothesis, anything else continues a beam,
+//     until beam_size beams continue;
+//   - a sentence ends when beam_size hypotheses have finished (its live beams are dropped) or
+//     at the maximum length (its live beams become unfinished hypotheses).
+// Bound on stored records: before a step fewer than beam_size finished, a step finishes at most
+// one per live beam, and at the end at most beam_size live beams are added: < 3 * beam_size.
+//
+// Cache slots: sentence s owns slots [s * K, s * K + K) (K = max_beam). A continuing beam takes
+// over its parent's slot when it is the parent's first child (no copy); further children of the
+// same parent copy the parent's cache into a slot no continuing beam claimed. A pure
+// reordering of beams therefore moves no memory.
+#include <limits>
+
+#include "decoder.h"
+#include "search.h"
+
+namespace headwise {
+namespace {
+
+// Keeps the best `capacity` (value, index) pairs, best first; an equal value never displaces
+// an earlier (lower) index because indices arrive in increasing order.
+struct TopCandidates {
+  float* value;
+  int32_t* index;
+  size_t capacity;
+  size_t size = 0;
+
+  void Offer(float v, int32_t i) {
+    if (size == capacity && !(v > value[size - 1])) return;
+    size_t j = size < capacity ? size++ : size - 1;
+    while (j > 0 && value[j - 1] < v) {
+      value[j] = value[j - 1];
+      index[j] = index[j - 1];
+      --j;
+    }
+    value[j] = v;
+    index[j] = i;
+  }
+};
+
+// Ranks the candidates of sentence s from its `live` rows of logits starting at `x`.
+size_t SelectCandidates(Translator::Impl& t, size_t s, size_t live, float* x, size_t beam) {
+  Buffers& b = t.buf;
+  const ModelDims& dims = t.m->dims;
+  const size_t V = static_cast<size_t>(dims.vocab_size);
+  const size_t K = static_cast<size_t>(t.limits.max_beam);
+  TopCandidates top{b.cand_value, b.cand_index, 2 * beam};
+  for (size_t j = 0; j < live; ++j) {
+    float* row = x + j * V;
+    float max = 0.0f;
+    const float log_sum = MaskPadAndLogSumExp(t, row, &max);
+    const float score = b.slot_score[b.live_slot[s * K + j]];
+    const int32_t base = static_cast<int32_t>(j * V);
+    for (size_t v = 0; v < V; ++v) {
+      if (static_cast<int32_t>(v) == dims.pad_id) continue;
+      top.Offer(score + ((row[v] - max) - log_sum), base + static_cast<int32_t>(v));
+    }
+  }
+  return top.size;
+}
+
+// Moves the `count` continuing beams (buf.next_*) of sentence s into cache slots and appends
+// their tokens at position `step`.
+void AdvanceBeams(Translator::Impl& t, size_t s, size_t live, size_t count, size_t step) {
+  Buffers& b = t.buf;
+  const size_t K = static_cast<size_t>(t.limits.max_beam);
+  const size_t T = static_cast<size_t>(t.limits.max_target_tokens);
+  int32_t* live_slot = b.live_slot + s * K;
+  for (size_t p = 0; p < live; ++p) b.slot_claimed[p] = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t p = static_cast<size_t>(b.next_parent[i]);
+    b.next_slot[i] = b.slot_claimed[p] ? -1 : live_slot[p];
+    b.slot_claimed[p] = 1;
+  }
+  int32_t free_slot = static_cast<int32_t>(s * K);
+  for (size_t i = 0; i < count; ++i) {
+    if (b.next_slot[i] >= 0) continue;
+    for (;; ++free_slot) {  // the next slot of s no continuing beam took over
+      bool taken = false;
+      for (size_t p = 0; p < live; ++p) taken |= b.slot_claimed[p] && live_slot[p] == free_slot;
+      if (!taken) break;
+    }
+    const int32_t from = live_slot[b.next_parent[i]];
+    CopyCacheSlot(t, static_cast<size_t>(from), static_cast<size_t>(free_slot), step + 1);
+    for (size_t k = 0; k < step; ++k) {
+      b.slot_ids[static_cast<size_t>(free_slot) * T + k] = b.slot_ids[static_cast<size_t>(from) * T + k];
+    }
+    b.next_slot[i] = free_slot++;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const size_t slot = static_cast<size_t>(b.next_slot[i]);
+    b.slot_ids[slot * T + step] = b.next_token[i];
+    b.slot_score[slot] = b.next_score[i];
+    live_slot[i] = b.next_slot[i];
+  }
+  b.live_count[s] = static_cast<int32_t>(count);
+}
+
+}  // namespace
+
+Status RunBeam(Translator::Impl& t, size_t batch, const SearchOptions& options,
+               size_t max_length) {
+  Buffers& b = t.buf;
+  const ModelDims& dims = t.m->dims;
+  const size_t V = static_cast<size_t>(dims.vocab_size);
+  const size_t K = static_cast<size_t>(t.limits.max_beam);
+  const size_t T = static_cast<size_t>(t.limits.max_target_tokens);
+  const size_t beam = static_cast<size_t>(options.beam_size);
+  for (size_t s = 0; s < batch; ++s) {
+    b.live_count[s] = 1;
+    b.live_slot[s * K] = static_cast<int32_t>(s * K);
+    b.slot_score[s * K] = 0.0f;
+    b.done[s] = 0;
+    b.hyp_stored[s] = 0;
+  }
+  for (size_t step = 0; step < max_length; ++step) {
+    size_t rows = 0;
+    for (size_t s = 0; s < batch; ++s) {
+      if (b.done[s]) continue;
+      for (int32_t j = 0; j < b.live_count[s]; ++j) {
+        const int32_t slot = b.live_slot[s * K + static_cast<size_t>(j)];
+        b.row_token[rows] = step == 0 ? dims.decoder_start_id
+                                      : b.slot_ids[static_cast<size_t>(slot) * T + step - 1];
+        b.row_slot[rows] = slot;
+        b.row_sentence[rows] = static_cast<int32_t>(s);
+        ++rows;
+      }
+    }
+    if (rows == 0) break;
+    HW_RETURN_IF_ERROR(DecoderStep(t, rows, step, b.logits));
+
+    size_t row = 0;
+    for (size_t s = 0; s < batch; ++s) {
+      if (b.done[s]) continue;
+      const size_t live = static_cast<size_t>(b.live_count[s]);
+      const size_t num_cand = SelectCandidates(t, s, live, b.logits + row * V, beam);
+      row += live;
+      size_t count = 0;
+      for (size_t c = 0; c < num_cand && count < beam; ++c) {
+        const size_t parent = static_cast<size_t>(b.cand_index[c]) / V;
+        const int32_t token = static_cast<int32_t>(static_cast<size_t>(b.cand_index[c]) % V);
+        if (token == dims.eos_id) {
+          const size_t slot = static_cast<size_t>(b.live_slot[s * K + parent]);
+          StoreHypothesis(t, s, b.slot_ids + slot * T, step,
+                          NormalizedScore(b.cand_value[c], step + 1, options.length_penalty),
+                          true);
+          continue;
+        }
+        b.next_parent[count] = static_cast<int32_t>(parent);
+        b.next_token[count] = token;
+        b.next_score[count] = b.cand_value[c];
+        ++count;
+      }
+      if (static_cast<size_t>(b.hyp_stored[s]) >= beam || count == 0) {
+        b.done[s] = 1;
+        continue;
+      }
+      AdvanceBeams(t, s, live, count, step);
+      if (step + 1 == max_length) {
+        for (size_t j = 0; j < count; ++j) {
+          const size_t slot = static_cast<size_t>(b.live_slot[s * K + j]);
+          StoreHypothesis(t, s, b.slot_ids + slot * T, step + 1,
+                          NormalizedScore(b.slot_score[slot], step + 1, options.length_penalty),
+                          false);
+        }
+        b.done[s] = 1;
+      }
+    }
+  }
+  for (size_t s = 0; s < batch; ++s) OrderHypotheses(t, s);
+  return Status::Ok();
+}
+
+}  // namespace headwise

@@ -1,0 +1,90 @@
+#include "decoder.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/attention.h"
+#include "kernels/embedding.h"
+#include "layer_common.h"
+
+namespace headwise {
+namespace {
+
+// Self-attention of one layer: project [q | k | v], append k and v to each row's cache slot,
+// attend over the slot's positions [0, step].
+Status SelfAttention(Translator::Impl& t, size_t l, size_t rows, size_t step) {
+  Buffers& b = t.buf;
+  const AttentionWeights& a = t.m->decoder_layers[l].self_attn;
+  const size_t inner = a.inner();
+  if (inner == 0) return Status::Ok();
+  HW_RETURN_IF_ERROR(t.decoder_ops[l].self_qkv.Run(rows, b.dec_y, b.dec_qkv, t.pool.get()));
+  const size_t T = static_cast<size_t>(t.limits.max_target_tokens);
+  const kernels::AttentionShape shape{a.num_heads, a.head_dim, AttentionScale(a.head_dim)};
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t slot = static_cast<size_t>(b.row_slot[r]);
+    float* k = b.self_k[l] + slot * T * inner;
+    float* v = b.self_v[l] + slot * T * inner;
+    const float* qkv = b.dec_qkv + r * 3 * inner;
+    std::memcpy(k + step * inner, qkv + inner, inner * sizeof(float));
+    std::memcpy(v + step * inner, qkv + 2 * inner, inner * sizeof(float));
+    kernels::Attention(qkv, 3 * inner, 1, k, inner, v, inner, step + 1, shape,
+                       b.dec_ctx + r * inner, inner, b.scores);
+  }
+  return Status::Ok();
+}
+
+// Cross-attention of one layer over the rows RunEncoder left in buf.cross_kv.
+Status CrossAttention(Translator::Impl& t, size_t l, size_t rows) {
+  Buffers& b = t.buf;
+  const AttentionWeights& a = t.m->decoder_layers[l].cross_attn;
+  const size_t inner = a.inner();
+  if (inner == 0) return Status::Ok();
+  HW_RETURN_IF_ERROR(t.decoder_ops[l].cross_q.Run(rows, b.dec_y, b.dec_qkv, t.pool.get()));
+  const kernels::AttentionShape shape{a.num_heads, a.head_dim, AttentionScale(a.head_dim)};
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t s = static_cast<size_t>(b.row_sentence[r]);
+    const float* kv = b.cross_kv[l] + static_cast<size_t>(b.src_offset[s]) * 2 * inner;
+    kernels::Attention(b.dec_qkv + r * inner, inner, 1, kv, 2 * inner, kv + inner, 2 * inner,
+                       static_cast<size_t>(b.src_len[s]), shape, b.dec_ctx + r * inner, inner,
+                       b.scores);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DecoderStep(Translator::Impl& t, size_t rows, size_t step, float* logits) {
+  const ModelDims& dims = t.m->dims;
+  Buffers& b = t.buf;
+  const size_t d = static_cast<size_t>(dims.d_model);
+  const float scale = dims.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.0f;
+  kernels::EmbedTokens(t.m->decoder_embed.f32(), b.row_token, rows, d, scale,
+                       b.positions + step * d, 0, b.dec_y);
+
+  for (size_t l = 0; l < t.decoder_ops.size(); ++l) {
+    const DecoderLayerWeights& w = t.m->decoder_layers[l];
+    const DecoderLayerOps& ops = t.decoder_ops[l];
+    HW_RETURN_IF_ERROR(SelfAttention(t, l, rows, step));
+    HW_RETURN_IF_ERROR(FinishAttention(t, ops.self_out, w.self_attn, w.self_attn_norm, rows,
+                                       b.dec_ctx, b.dec_tmp, b.dec_y));
+    HW_RETURN_IF_ERROR(CrossAttention(t, l, rows));
+    HW_RETURN_IF_ERROR(FinishAttention(t, ops.cross_out, w.cross_attn, w.cross_attn_norm, rows,
+                                       b.dec_ctx, b.dec_tmp, b.dec_y));
+    HW_RETURN_IF_ERROR(
+        RunFeedForward(t, ops.fc1, ops.fc2, w.final_norm, rows, b.dec_y, b.dec_ffn, b.dec_tmp));
+  }
+  return t.lm_head.Run(rows, b.dec_y, logits, t.pool.get());
+}
+
+void CopyCacheSlot(Translator::Impl& t, size_t from, size_t to, size_t length) {
+  const size_t T = static_cast<size_t>(t.limits.max_target_tokens);
+  for (size_t l = 0; l < t.decoder_ops.size(); ++l) {
+    const size_t inner = t.m->decoder_layers[l].self_attn.inner();
+    if (inner == 0) continue;
+    const size_t bytes = length * inner * sizeof(float);
+    std::memcpy(t.buf.self_k[l] + to * T * inner, t.buf.self_k[l] + from * T * inner, bytes);
+    std::memcpy(t.buf.self_v[l] + to * T * inner, t.buf.self_v[l] + from * T * inner, bytes);
+  }
+}
+
+}  // namespace headwise

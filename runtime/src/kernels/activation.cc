@@ -1,0 +1,32 @@
+#include "kernels/activation.h"
+
+#include <cmath>
+
+#include "kernels/vec.h"
+#include "kernels/vec_exp.h"
+
+namespace headwise::kernels {
+
+void ReluInPlace(float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void SwishInPlace(float* x, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const V4 v = LoadV4(x + i);
+    StoreV4(x + i, v / (ExpV4(-v) + 1.0f));
+  }
+  for (; i < n; ++i) {
+    const V4 v = V4{} + x[i];
+    x[i] = (v / (ExpV4(-v) + 1.0f))[0];
+  }
+}
+
+void GeluInPlace(float* x, size_t n) {
+  // erf has no vector form here; GELU models are the rare case among Marian checkpoints.
+  const float kAlpha = static_cast<float>(M_SQRT1_2);
+  for (size_t i = 0; i < n; ++i) x[i] = x[i] * 0.5f * (1.0f + std::erf(x[i] * kAlpha));
+}
+
+}  // namespace headwise::kernels

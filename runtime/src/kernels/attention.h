@@ -1,0 +1,29 @@
+// runtime/src/kernels/attention.h: scaled dot-product attention over exactly the heads a block
+// kept. Q, K and V rows hold the heads side by side ([num_heads * head_dim] per row, as the
+// fused projections write them), so a pruned head costs nothing: it is not in the rows.
+#ifndef HEADWISE_RUNTIME_KERNELS_ATTENTION_H_
+#define HEADWISE_RUNTIME_KERNELS_ATTENTION_H_
+
+#include <cstddef>
+
+namespace headwise::kernels {
+
+struct AttentionShape {
+  size_t num_heads = 0;  // kept heads; 0 writes nothing
+  size_t head_dim = 0;
+  float scale = 1.0f;  // multiplies q.k (head_dim^-0.5 of the source model)
+};
+
+// For every query row i < num_queries and head h < num_heads:
+//   s_j = (q[i, h] . k[j, h]) * scale            for j < num_keys
+//   out[i, h] = sum_j softmax(s)_j * v[j, h]
+// where x[i, h] is the head_dim floats at x + i * x_stride + h * head_dim. No mask: the caller
+// passes only the keys a query may see (the sentence's own source tokens, the cache up to the
+// current step). `scores` is scratch of num_keys floats. num_keys > 0. No allocation.
+void Attention(const float* q, size_t q_stride, size_t num_queries, const float* k,
+               size_t k_stride, const float* v, size_t v_stride, size_t num_keys,
+               const AttentionShape& shape, float* out, size_t out_stride, float* scores);
+
+}  // namespace headwise::kernels
+
+#endif  // HEADWISE_RUNTIME_KERNELS_ATTENTION_H_

@@ -1,0 +1,33 @@
+#include "kernels/embedding.h"
+
+#include <cmath>
+
+namespace headwise::kernels {
+
+void SinusoidalPositions(size_t num_positions, size_t dim, float* table) {
+  const size_t sin_cols = (dim + 1) / 2;  // columns 0, 2, 4, ... of the angle matrix
+  for (size_t p = 0; p < num_positions; ++p) {
+    float* row = table + p * dim;
+    for (size_t j = 0; j < dim; ++j) {
+      // Column j of the output: sin of angle column 2j, or cos of angle column 2(j-sin_cols)+1;
+      // angle column c uses exponent 2 * (c / 2) / dim.
+      const bool is_sin = j < sin_cols;
+      const size_t c = is_sin ? 2 * j : 2 * (j - sin_cols) + 1;
+      const double angle = static_cast<double>(p) /
+                           std::pow(10000.0, static_cast<double>(2 * (c / 2)) / static_cast<double>(dim));
+      row[j] = static_cast<float>(is_sin ? std::sin(angle) : std::cos(angle));
+    }
+  }
+}
+
+void EmbedTokens(const float* embed, const int32_t* ids, size_t rows, size_t dim, float scale,
+                 const float* positions, size_t position_stride, float* out) {
+  for (size_t r = 0; r < rows; ++r) {
+    const float* e = embed + static_cast<size_t>(ids[r]) * dim;
+    const float* p = positions + r * position_stride;
+    float* o = out + r * dim;
+    for (size_t j = 0; j < dim; ++j) o[j] = e[j] * scale + p[j];
+  }
+}
+
+}  // namespace headwise::kernels

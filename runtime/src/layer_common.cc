@@ -1,0 +1,40 @@
+#include "layer_common.h"
+
+#include "kernels/activation.h"
+#include "kernels/layernorm.h"
+
+namespace headwise {
+
+Status RunFeedForward(const Translator::Impl& t, const FullyConnected& fc1,
+                      const FullyConnected& fc2, const LayerNormWeights& norm,
+                      size_t rows, float* x, float* hidden, float* tmp) {
+  const ModelDims& dims = t.m->dims;
+  const size_t d = static_cast<size_t>(dims.d_model);
+  HW_RETURN_IF_ERROR(fc1.Run(rows, x, hidden, t.pool.get()));
+  const size_t n = rows * fc1.output_channels();
+  switch (dims.activation) {
+    case ActivationKind::kRelu: break;  // fused into fc1's output clamp
+    case ActivationKind::kSwish: kernels::SwishInPlace(hidden, n); break;
+    case ActivationKind::kGelu: kernels::GeluInPlace(hidden, n); break;
+  }
+  HW_RETURN_IF_ERROR(fc2.Run(rows, hidden, tmp, t.pool.get()));
+  kernels::AddLayerNorm(x, tmp, d, norm.gamma.f32(), norm.beta.f32(), rows, d, dims.layer_norm_eps);
+  return Status::Ok();
+}
+
+Status FinishAttention(const Translator::Impl& t, const FullyConnected& out,
+                       const AttentionWeights& w, const LayerNormWeights& norm, size_t rows,
+                       const float* ctx, float* tmp, float* x) {
+  const ModelDims& dims = t.m->dims;
+  const size_t d = static_cast<size_t>(dims.d_model);
+  if (w.num_heads == 0) {
+    kernels::AddLayerNorm(x, w.out_b.f32(), 0, norm.gamma.f32(), norm.beta.f32(), rows, d,
+                          dims.layer_norm_eps);
+    return Status::Ok();
+  }
+  HW_RETURN_IF_ERROR(out.Run(rows, ctx, tmp, t.pool.get()));
+  kernels::AddLayerNorm(x, tmp, d, norm.gamma.f32(), norm.beta.f32(), rows, d, dims.layer_norm_eps);
+  return Status::Ok();
+}
+
+}  // namespace headwise

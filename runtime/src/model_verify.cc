@@ -1,0 +1,273 @@
+#include "model_verify.h"
+
+#include <cmath>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/model_layout.h"
+#include "headwise_generated.h"
+
+namespace headwise {
+namespace {
+
+using TensorMap = std::unordered_map<std::string, const schema::Tensor*>;
+
+Status CheckSpecialId(const char* name, int32_t id, uint32_t vocab) {
+  if (id < 0 || static_cast<uint32_t>(id) >= vocab) {
+    return InvalidModel(std::string("config: ") + name + " " + std::to_string(id) +
+                        " is outside the vocabulary of " + std::to_string(vocab));
+  }
+  return Status::Ok();
+}
+
+LayoutConfig ToLayoutConfig(const schema::ModelConfig& c) {
+  LayoutConfig l;
+  l.d_model = c.d_model();
+  l.encoder_layers = c.encoder_layers();
+  l.decoder_layers = c.decoder_layers();
+  l.encoder_attention_heads = c.encoder_attention_heads();
+  l.decoder_attention_heads = c.decoder_attention_heads();
+  l.encoder_ffn_dim = c.encoder_ffn_dim();
+  l.decoder_ffn_dim = c.decoder_ffn_dim();
+  l.vocab_size = c.vocab_size();
+  l.share_encoder_decoder_embeddings = c.share_encoder_decoder_embeddings();
+  l.tie_word_embeddings = c.tie_word_embeddings();
+  return l;
+}
+
+Result<std::vector<BlockLayout>> ToBlocks(const schema::Model& m) {
+  std::vector<BlockLayout> blocks;
+  const auto* attention = m.attention();
+  if (attention == nullptr) return blocks;  // ValidateLayout reports the count
+  for (flatbuffers::uoffset_t i = 0; i < attention->size(); ++i) {
+    const schema::AttentionBlock* a = attention->Get(i);
+    if (a == nullptr) return InvalidModel("attention block " + std::to_string(i) + " is missing");
+    if (static_cast<uint8_t>(a->kind()) > static_cast<uint8_t>(schema::AttentionKind::MAX)) {
+      return InvalidModel("attention block " + std::to_string(i) + ": unknown kind " +
+                          std::to_string(static_cast<int>(a->kind())));
+    }
+    BlockLayout b;
+    b.kind = static_cast<BlockKind>(a->kind());
+    b.layer = a->layer();
+    b.num_heads = a->num_heads();
+    b.head_dim = a->head_dim();
+    b.original_num_heads = a->original_num_heads();
+    if (const auto* kept = a->kept_heads(); kept != nullptr) {
+      b.kept_heads.assign(kept->begin(), kept->end());
+    }
+    blocks.push_back(std::move(b));
+  }
+  return blocks;
+}
+
+// Checks every expected tensor against the file and the file against the expectation.
+Result<TensorMap> MatchTensors(const schema::Model& m, const std::vector<ExpectedTensor>& expected) {
+  TensorMap found;
+  if (const auto* tensors = m.tensors(); tensors != nullptr) {
+    for (flatbuffers::uoffset_t i = 0; i < tensors->size(); ++i) {
+      const schema::Tensor* t = tensors->Get(i);
+      const flatbuffers::String* name = t != nullptr ? t->name() : nullptr;
+      if (name == nullptr) return InvalidModel("tensor " + std::to_string(i) + " has no name");
+      if (!found.emplace(name->str(), t).second) {
+        return InvalidModel("tensor '" + name->str() + "' appears more than once");
+      }
+    }
+  }
+  for (const ExpectedTensor& e : expected) {
+    auto it = found.find(e.name);
+    if (it == found.end()) {
+      return InvalidModel(e.name + ": missing (expected shape " + ShapeToString(e.shape) + ")");
+    }
+    const schema::Tensor& t = *it->second;
+    std::vector<uint32_t> shape;
+    if (t.shape() != nullptr) shape.assign(t.shape()->begin(), t.shape()->end());
+    if (shape != e.shape) {
+      return InvalidModel(e.name + ": expected " + ShapeToString(e.shape) + ", found " +
+                          ShapeToString(shape));
+    }
+    if (t.dtype() != schema::DType::F32) {
+      return InvalidModel(e.name + ": dtype " + schema::EnumNameDType(t.dtype()) +
+                          " is not executed by this runtime yet (F32 only)");
+    }
+  }
+  if (found.size() != expected.size()) {
+    std::unordered_map<std::string, bool> wanted;
+    for (const ExpectedTensor& e : expected) wanted.emplace(e.name, true);
+    for (const auto& [name, t] : found) {
+      if (wanted.count(name) == 0) {
+        return InvalidModel("unexpected tensor '" + name +
+                            "' (not part of this config and head layout)");
+      }
+    }
+  }
+  return found;
+}
+
+class WeightBinder {
+ public:
+  WeightBinder(const TensorMap& tensors, const uint8_t* data) : tensors_(tensors), data_(data) {}
+
+  // Only called for names MatchTensors has checked, so the lookup cannot fail.
+  WeightView operator()(const std::string& name) const {
+    const schema::Tensor& t = *tensors_.at(name);
+    WeightView w;
+    w.data = data_ + t.offset();
+    w.dtype = static_cast<WeightType>(t.dtype());
+    // MatchTensors compared the shape with a 1-D or 2-D expectation, so it is present.
+    const flatbuffers::Vector<uint32_t>* shape = t.shape();
+    if (shape == nullptr || shape->size() == 0) return w;
+    w.rows = shape->size() == 2 ? shape->Get(0) : 1;
+    w.cols = shape->Get(shape->size() - 1);
+    return w;
+  }
+
+  AttentionWeights Attention(const BlockLayout& b) const {
+    const std::string p = BlockPrefix(b.kind, b.layer) + ".";
+    AttentionWeights a;
+    a.num_heads = b.num_heads;
+    a.head_dim = b.head_dim;
+    if (b.num_heads > 0) {
+      a.q_w = (*this)(p + "q_proj.weight");
+      a.q_b = (*this)(p + "q_proj.bias");
+      a.k_w = (*this)(p + "k_proj.weight");
+      a.k_b = (*this)(p + "k_proj.bias");
+      a.v_w = (*this)(p + "v_proj.weight");
+      a.v_b = (*this)(p + "v_proj.bias");
+      a.out_w = (*this)(p + "out_proj.weight");
+    }
+    a.out_b = (*this)(p + "out_proj.bias");
+    return a;
+  }
+  LayerNormWeights Norm(const std::string& name) const {
+    return {(*this)(name + ".weight"), (*this)(name + ".bias")};
+  }
+  FfnWeights Ffn(const std::string& layer) const {
+    return {(*this)(layer + "fc1.weight"), (*this)(layer + "fc1.bias"),
+            (*this)(layer + "fc2.weight"), (*this)(layer + "fc2.bias")};
+  }
+
+ private:
+  const TensorMap& tensors_;
+  const uint8_t* data_;
+};
+
+const char* ActivationName(ActivationKind a) {
+  switch (a) {
+    case ActivationKind::kRelu: return "relu";
+    case ActivationKind::kSwish: return "swish";
+    case ActivationKind::kGelu: return "gelu";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+Status BindModel(const ModelFileView& file, Model::Impl* impl) {
+  const schema::Model& m = *file.model;
+  const schema::ModelConfig* c = m.config();
+  if (c == nullptr) return InvalidModel("the model has no config table");
+
+  const LayoutConfig layout = ToLayoutConfig(*c);
+  HW_ASSIGN_OR_RETURN(std::vector<BlockLayout> blocks, ToBlocks(m));
+  HW_RETURN_IF_ERROR(ValidateLayout(layout, blocks));
+  if (c->max_position_embeddings() == 0) {
+    return InvalidModel("config: max_position_embeddings must be > 0");
+  }
+  if (static_cast<uint8_t>(c->activation()) > static_cast<uint8_t>(schema::Activation::MAX)) {
+    return InvalidModel("config: unknown activation " +
+                        std::to_string(static_cast<int>(c->activation())));
+  }
+  if (!(c->layer_norm_eps() > 0.0f) || !std::isfinite(c->layer_norm_eps())) {
+    return InvalidModel("config: layer_norm_eps must be finite and > 0, found " +
+                        std::to_string(c->layer_norm_eps()));
+  }
+  // The kernels index with int; keep every dimension well inside that range.
+  constexpr uint32_t kMaxDim = 1u << 24;
+  for (uint32_t v : {layout.d_model, layout.vocab_size, layout.encoder_ffn_dim,
+                     layout.decoder_ffn_dim, c->max_position_embeddings(),
+                     layout.encoder_layers, layout.decoder_layers}) {
+    if (v > kMaxDim) return InvalidModel("config: dimension " + std::to_string(v) + " is too large");
+  }
+  HW_RETURN_IF_ERROR(CheckSpecialId("pad_token_id", c->pad_token_id(), layout.vocab_size));
+  HW_RETURN_IF_ERROR(CheckSpecialId("eos_token_id", c->eos_token_id(), layout.vocab_size));
+  HW_RETURN_IF_ERROR(CheckSpecialId("unk_token_id", c->unk_token_id(), layout.vocab_size));
+  HW_RETURN_IF_ERROR(
+      CheckSpecialId("decoder_start_token_id", c->decoder_start_token_id(), layout.vocab_size));
+
+  HW_ASSIGN_OR_RETURN(TensorMap tensors, MatchTensors(m, ExpectedTensors(layout, blocks)));
+  const WeightBinder bind(tensors, file.data);
+
+  ModelDims& d = impl->dims;
+  d.d_model = static_cast<int>(layout.d_model);
+  d.encoder_layers = static_cast<int>(layout.encoder_layers);
+  d.decoder_layers = static_cast<int>(layout.decoder_layers);
+  d.encoder_ffn_dim = static_cast<int>(layout.encoder_ffn_dim);
+  d.decoder_ffn_dim = static_cast<int>(layout.decoder_ffn_dim);
+  d.vocab_size = static_cast<int>(layout.vocab_size);
+  d.max_position_embeddings = static_cast<int>(c->max_position_embeddings());
+  d.pad_id = c->pad_token_id();
+  d.eos_id = c->eos_token_id();
+  d.unk_id = c->unk_token_id();
+  d.decoder_start_id = c->decoder_start_token_id();
+  d.activation = static_cast<ActivationKind>(c->activation());
+  d.scale_embedding = c->scale_embedding();
+  d.layer_norm_eps = c->layer_norm_eps();
+
+  if (layout.share_encoder_decoder_embeddings) {
+    impl->encoder_embed = impl->decoder_embed = bind("model.shared.weight");
+  } else {
+    impl->encoder_embed = bind("model.encoder.embed_tokens.weight");
+    impl->decoder_embed = bind("model.decoder.embed_tokens.weight");
+  }
+  impl->lm_head = layout.tie_word_embeddings ? impl->decoder_embed : bind("lm_head.weight");
+  impl->final_logits_bias = bind("final_logits_bias");
+
+  const size_t dec_self = layout.encoder_layers;
+  const size_t dec_cross = dec_self + layout.decoder_layers;
+  impl->encoder_layers.resize(layout.encoder_layers);
+  for (uint32_t l = 0; l < layout.encoder_layers; ++l) {
+    const std::string p = "model.encoder.layers." + std::to_string(l) + ".";
+    EncoderLayerWeights& w = impl->encoder_layers[l];
+    w.self_attn = bind.Attention(blocks[l]);
+    w.self_attn_norm = bind.Norm(p + "self_attn_layer_norm");
+    w.ffn = bind.Ffn(p);
+    w.final_norm = bind.Norm(p + "final_layer_norm");
+  }
+  impl->decoder_layers.resize(layout.decoder_layers);
+  for (uint32_t l = 0; l < layout.decoder_layers; ++l) {
+    const std::string p = "model.decoder.layers." + std::to_string(l) + ".";
+    DecoderLayerWeights& w = impl->decoder_layers[l];
+    w.self_attn = bind.Attention(blocks[dec_self + l]);
+    w.self_attn_norm = bind.Norm(p + "self_attn_layer_norm");
+    w.cross_attn = bind.Attention(blocks[dec_cross + l]);
+    w.cross_attn_norm = bind.Norm(p + "encoder_attn_layer_norm");
+    w.ffn = bind.Ffn(p);
+    w.final_norm = bind.Norm(p + "final_layer_norm");
+  }
+
+  ModelInfo& info = impl->info;
+  info.d_model = d.d_model;
+  info.encoder_layers = d.encoder_layers;
+  info.decoder_layers = d.decoder_layers;
+  info.encoder_ffn_dim = d.encoder_ffn_dim;
+  info.decoder_ffn_dim = d.decoder_ffn_dim;
+  info.vocab_size = d.vocab_size;
+  info.max_position_embeddings = d.max_position_embeddings;
+  info.pad_token_id = d.pad_id;
+  info.eos_token_id = d.eos_id;
+  info.unk_token_id = d.unk_id;
+  info.decoder_start_token_id = d.decoder_start_id;
+  info.activation = ActivationName(d.activation);
+  info.attention.clear();
+  for (const BlockLayout& b : blocks) {
+    info.attention.push_back({static_cast<AttentionKind>(b.kind), static_cast<int>(b.layer),
+                              static_cast<int>(b.num_heads),
+                              static_cast<int>(b.original_num_heads),
+                              static_cast<int>(b.head_dim)});
+  }
+  info.weight_bytes = file.data_size;
+  return Status::Ok();
+}
+
+}  // namespace headwise

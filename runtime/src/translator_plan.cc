@@ -1,0 +1,86 @@
+#include "translator_plan.h"
+
+#include <algorithm>
+
+namespace headwise {
+
+void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
+                   size_t hyps_per_sentence, ArenaCarver& c, Buffers* buf) {
+  const ModelDims& dims = model.dims;
+  const size_t B = static_cast<size_t>(limits.max_batch);
+  const size_t S = static_cast<size_t>(limits.max_source_tokens);
+  const size_t T = static_cast<size_t>(limits.max_target_tokens);
+  const size_t K = static_cast<size_t>(limits.max_beam);
+  const size_t d = static_cast<size_t>(dims.d_model);
+  const size_t V = static_cast<size_t>(dims.vocab_size);
+  const size_t H = hyps_per_sentence;
+  const size_t R = B * K;  // limits are bounded in Translator::Create, no overflow here
+  const size_t N = B * S;
+  const size_t P = std::max(S, T);
+
+  size_t enc_inner = 0, dec_inner = 0;
+  for (const EncoderLayerWeights& l : model.encoder_layers) {
+    enc_inner = std::max<size_t>(enc_inner, l.self_attn.inner());
+  }
+  for (const DecoderLayerWeights& l : model.decoder_layers) {
+    dec_inner = std::max<size_t>({dec_inner, l.self_attn.inner(), l.cross_attn.inner()});
+  }
+
+  // Live for the whole Translator or a whole call.
+  buf->positions = c.Take<float>({P, d});
+  buf->scores = c.Take<float>({P});
+  const size_t layers = model.decoder_layers.size();
+  buf->cross_kv.assign(layers, nullptr);
+  buf->self_k.assign(layers, nullptr);
+  buf->self_v.assign(layers, nullptr);
+  for (size_t l = 0; l < layers; ++l) {
+    const size_t self_inner = model.decoder_layers[l].self_attn.inner();
+    const size_t cross_inner = model.decoder_layers[l].cross_attn.inner();
+    if (cross_inner > 0) buf->cross_kv[l] = c.Take<float>({N, 2 * cross_inner});
+    if (self_inner > 0) {
+      buf->self_k[l] = c.Take<float>({R, T, self_inner});
+      buf->self_v[l] = c.Take<float>({R, T, self_inner});
+    }
+  }
+  buf->logits = c.Take<float>({R, V});
+  buf->src_offset = c.Take<int32_t>({B});
+  buf->src_len = c.Take<int32_t>({B});
+  buf->row_token = c.Take<int32_t>({R});
+  buf->row_slot = c.Take<int32_t>({R});
+  buf->row_sentence = c.Take<int32_t>({R});
+  buf->slot_ids = c.Take<int32_t>({R, T});
+  buf->slot_score = c.Take<float>({R});
+  buf->live_slot = c.Take<int32_t>({B, K});
+  buf->live_count = c.Take<int32_t>({B});
+  buf->done = c.Take<uint8_t>({B});
+  buf->cand_value = c.Take<float>({2 * K});
+  buf->cand_index = c.Take<int32_t>({2 * K});
+  buf->next_parent = c.Take<int32_t>({K});
+  buf->next_token = c.Take<int32_t>({K});
+  buf->next_score = c.Take<float>({K});
+  buf->next_slot = c.Take<int32_t>({K});
+  buf->slot_claimed = c.Take<uint8_t>({K});
+  buf->hyp = c.Take<HypothesisRecord>({B, H});
+  buf->hyp_ids = c.Take<int32_t>({B, H, T});
+  buf->hyp_stored = c.Take<int32_t>({B});
+  buf->hyp_order = c.Take<int32_t>({B, H});
+
+  // Phase scratch: the encoder's and the decoder's share the same bytes.
+  const size_t phase = c.Mark();
+  buf->enc_x = c.Take<float>({N, d});
+  buf->enc_qkv = c.Take<float>({N, 3 * enc_inner});
+  buf->enc_ctx = c.Take<float>({N, enc_inner});
+  buf->enc_tmp = c.Take<float>({N, d});
+  buf->enc_ffn = c.Take<float>({N, static_cast<size_t>(dims.encoder_ffn_dim)});
+  buf->enc_ids = c.Take<int32_t>({N});
+  const size_t encoder_end = c.Mark();
+  c.Rewind(phase);
+  buf->dec_y = c.Take<float>({R, d});
+  buf->dec_qkv = c.Take<float>({R, 3 * dec_inner});
+  buf->dec_ctx = c.Take<float>({R, dec_inner});
+  buf->dec_tmp = c.Take<float>({R, d});
+  buf->dec_ffn = c.Take<float>({R, static_cast<size_t>(dims.decoder_ffn_dim)});
+  c.Rewind(std::max(encoder_end, c.Mark()));
+}
+
+}  // namespace headwise

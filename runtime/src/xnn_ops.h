@@ -1,0 +1,93 @@
+// runtime/src/xnn_ops.h: the XNNPACK boundary. Every matrix multiply against weights goes
+// through FullyConnected; everything else in the runtime is our own loops.
+//
+// Lifetime and ownership
+//   - InitXnnpack() initialises XNNPACK once per process (thread-safe; later calls return the
+//     first call's result). XNNPACK is never deinitialised: operators of any Translator may
+//     exist until process exit.
+//   - ThreadPool owns a pthreadpool; with one thread it holds none (get() == nullptr, work runs
+//     on the calling thread). One pool per Translator, shared by all its operators.
+//   - FullyConnected owns one XNNPACK operator and, through it, a packed copy of its weights:
+//     the source WeightViews may go away after Create. Move-only.
+// Errors: xnn_status values are translated to kBackend (kOutOfMemory for
+// xnn_status_out_of_memory) with the XNNPACK status name and the operator name in the message.
+#ifndef HEADWISE_RUNTIME_XNN_OPS_H_
+#define HEADWISE_RUNTIME_XNN_OPS_H_
+
+#include <cstddef>
+#include <limits>
+#include <string>
+
+#include "headwise/status.hpp"
+#include "weights.h"
+
+struct xnn_operator;
+struct pthreadpool;
+
+namespace headwise {
+
+Status InitXnnpack();
+
+class ThreadPool {
+ public:
+  // Errors: kInvalidArgument for num_threads < 1, kBackend when pthreadpool cannot start.
+  static Result<ThreadPool> Create(int num_threads);
+  ThreadPool() = default;
+  ThreadPool(ThreadPool&& other) noexcept;
+  ThreadPool& operator=(ThreadPool&& other) noexcept;
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ~ThreadPool();
+
+  pthreadpool* get() const { return pool_; }
+  int num_threads() const { return threads_; }
+
+ private:
+  pthreadpool* pool_ = nullptr;
+  int threads_ = 1;
+};
+
+// One output block of a fused operator: weight [rows, in] and bias [rows].
+struct FcPart {
+  WeightView weight;
+  WeightView bias;
+};
+
+struct FcParams {
+  size_t input_stride = 0;   // floats between input rows; 0 = input channels
+  size_t output_stride = 0;  // floats between output rows; 0 = output channels
+  float output_min = -std::numeric_limits<float>::infinity();
+  float output_max = std::numeric_limits<float>::infinity();
+};
+
+class FullyConnected {
+ public:
+  // y[r, :] = clamp(x[r, :] . W^T + b) where W (and b) stack the parts' rows in order, so one
+  // operator computes e.g. q, k and v side by side: y = [q | k | v]. `name` is kept for error
+  // messages. All parts must share the input width.
+  static Result<FullyConnected> Create(const FcPart* parts, size_t num_parts,
+                                       const FcParams& params, std::string name);
+  FullyConnected() = default;
+  FullyConnected(FullyConnected&& other) noexcept;
+  FullyConnected& operator=(FullyConnected&& other) noexcept;
+  FullyConnected(const FullyConnected&) = delete;
+  FullyConnected& operator=(const FullyConnected&) = delete;
+  ~FullyConnected();
+
+  // Runs on `rows` rows; no heap allocation. rows == 0 does nothing.
+  Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const;
+
+  bool valid() const { return op_ != nullptr; }
+  size_t input_channels() const { return in_; }
+  size_t output_channels() const { return out_; }
+
+ private:
+  xnn_operator* op_ = nullptr;
+  size_t in_ = 0;
+  size_t out_ = 0;
+  std::string name_;
+};
+
+}  // namespace headwise
+
+#endif  // HEADWISE_RUNTIME_XNN_OPS_H_
