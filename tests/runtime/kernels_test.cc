@@ -1,0 +1,199 @@
+// Each kernel against a plain reference loop in double precision.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/activation.h"
+#include "kernels/attention.h"
+#include "kernels/embedding.h"
+#include "kernels/layernorm.h"
+#include "kernels/softmax.h"
+#include "tests/runtime/reference_model.h"
+
+namespace headwise {
+namespace {
+
+std::vector<float> Random(size_t n, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+class KernelSizes : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(KernelSizes, AddLayerNormMatchesReference) {
+  const size_t dim = GetParam(), rows = 3;
+  std::vector<float> x = Random(rows * dim, 1), res = Random(rows * dim, 2);
+  const std::vector<float> g = Random(dim, 3), b = Random(dim, 4);
+  const std::vector<float> x0 = x;
+  kernels::AddLayerNorm(x.data(), res.data(), dim, g.data(), b.data(), rows, dim, 1e-5f);
+  for (size_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (size_t j = 0; j < dim; ++j) mean += double{x0[r * dim + j]} + res[r * dim + j];
+    mean /= static_cast<double>(dim);
+    for (size_t j = 0; j < dim; ++j) {
+      const double c = double{x0[r * dim + j]} + res[r * dim + j] - mean;
+      var += c * c;
+    }
+    var /= static_cast<double>(dim);
+    for (size_t j = 0; j < dim; ++j) {
+      const double want = (double{x0[r * dim + j]} + res[r * dim + j] - mean) / std::sqrt(var + 1e-5) * g[j] + b[j];
+      EXPECT_NEAR(x[r * dim + j], want, 1e-5 * (1 + std::fabs(want))) << "row " << r << " col " << j;
+    }
+  }
+}
+
+TEST_P(KernelSizes, AddLayerNormBroadcastsAStrideZeroResidual) {
+  const size_t dim = GetParam(), rows = 4;
+  std::vector<float> x = Random(rows * dim, 5), bias = Random(dim, 6);
+  const std::vector<float> g = Random(dim, 7), b = Random(dim, 8);
+  std::vector<float> expanded(rows * dim);
+  for (size_t r = 0; r < rows; ++r) std::copy(bias.begin(), bias.end(), expanded.begin() + static_cast<long>(r * dim));
+  std::vector<float> y = x;
+  kernels::AddLayerNorm(x.data(), bias.data(), 0, g.data(), b.data(), rows, dim, 1e-5f);
+  kernels::AddLayerNorm(y.data(), expanded.data(), dim, g.data(), b.data(), rows, dim, 1e-5f);
+  EXPECT_EQ(x, y);
+}
+
+TEST_P(KernelSizes, SoftmaxMatchesReference) {
+  const size_t n = GetParam();
+  std::vector<float> x = Random(n, 9, -20.0f, 20.0f);
+  const std::vector<float> x0 = x;
+  kernels::SoftmaxInPlace(x.data(), n);
+  double m = -1e300, sum = 0;
+  for (float v : x0) m = std::max(m, double{v});
+  for (float v : x0) sum += std::exp(v - m);
+  double total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double want = std::exp(x0[i] - m) / sum;
+    EXPECT_NEAR(x[i], want, 1e-6 + 1e-5 * want) << i;
+    total += x[i];
+  }
+  EXPECT_NEAR(total, 1.0, 1e-5);
+}
+
+TEST_P(KernelSizes, LogSoftmaxNormalizerMatchesReference) {
+  const size_t n = GetParam();
+  std::vector<float> x = Random(n, 10, -30.0f, 30.0f);
+  if (n > 1) x[n / 2] = -std::numeric_limits<float>::infinity();  // masked (PAD): contributes 0
+  const kernels::LogSoftmaxNorm norm = kernels::LogSoftmaxNormalizer(x.data(), n);
+  double m = -1e300, sum = 0;
+  for (float v : x) m = std::max(m, double{v});
+  for (float v : x) sum += std::exp(v - m);
+  EXPECT_EQ(norm.max, static_cast<float>(m));
+  EXPECT_NEAR(norm.log_sum, std::log(sum), 1e-5);
+}
+
+TEST_P(KernelSizes, ExpIsAccurateAndMasksMinusInfinity) {
+  const size_t n = GetParam();
+  std::vector<float> x = Random(n, 11, -87.0f, 88.0f);
+  x[0] = -std::numeric_limits<float>::infinity();
+  const std::vector<float> x0 = x;
+  kernels::ExpInPlace(x.data(), n);
+  EXPECT_EQ(x[0], 0.0f);
+  for (size_t i = 1; i < n; ++i) {
+    const double want = std::exp(double{x0[i]});
+    EXPECT_NEAR(x[i], want, want * 4e-7) << "exp(" << x0[i] << ")";
+  }
+}
+
+TEST_P(KernelSizes, ActivationsMatchReference) {
+  const size_t n = GetParam();
+  const std::vector<float> x0 = Random(n, 12, -10.0f, 10.0f);
+  std::vector<float> relu = x0, swish = x0, gelu = x0;
+  kernels::ReluInPlace(relu.data(), n);
+  kernels::SwishInPlace(swish.data(), n);
+  kernels::GeluInPlace(gelu.data(), n);
+  for (size_t i = 0; i < n; ++i) {
+    const double v = x0[i];
+    EXPECT_EQ(relu[i], v > 0 ? x0[i] : 0.0f);
+    EXPECT_NEAR(swish[i], v / (1 + std::exp(-v)), 1e-6 * (1 + std::fabs(v)));
+    EXPECT_NEAR(gelu[i], 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))), 1e-6 * (1 + std::fabs(v)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, KernelSizes, ::testing::Values(1, 3, 4, 7, 16, 33, 512));
+
+// Attention over h kept heads, including h = 0 (writes nothing).
+struct AttentionCase {
+  size_t heads, head_dim, queries, keys;
+};
+class AttentionTest : public ::testing::TestWithParam<AttentionCase> {};
+
+TEST_P(AttentionTest, MatchesReference) {
+  const AttentionCase c = GetParam();
+  const size_t inner = c.heads * c.head_dim;
+  // Strided like the fused projections: q rows in [q | k | v] rows of 3 * inner, k/v likewise.
+  const size_t stride = 3 * inner + 1;
+  const std::vector<float> qkv = Random(std::max(c.queries, c.keys) * stride + 1, 13);
+  const float* q = qkv.data();
+  const float* k = qkv.data() + inner;
+  const float* v = qkv.data() + 2 * inner;
+  const size_t out_stride = inner + 2;
+  std::vector<float> out(c.queries * out_stride + 1, 42.0f), scores(c.keys);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  kernels::Attention(q, stride, c.queries, k, stride, v, stride, c.keys,
+                     {c.heads, c.head_dim, scale}, out.data(), out_stride, scores.data());
+  for (size_t i = 0; i < c.queries; ++i) {
+    for (size_t h = 0; h < c.heads; ++h) {
+      std::vector<double> s(c.keys);
+      double m = -1e300, sum = 0;
+      for (size_t j = 0; j < c.keys; ++j) {
+        double dot = 0;
+        for (size_t e = 0; e < c.head_dim; ++e) dot += double{q[i * stride + h * c.head_dim + e]} * k[j * stride + h * c.head_dim + e];
+        s[j] = dot * scale;
+        m = std::max(m, s[j]);
+      }
+      for (double& e : s) sum += (e = std::exp(e - m));
+      for (size_t e = 0; e < c.head_dim; ++e) {
+        double want = 0;
+        for (size_t j = 0; j < c.keys; ++j) want += s[j] / sum * v[j * stride + h * c.head_dim + e];
+        EXPECT_NEAR(out[i * out_stride + h * c.head_dim + e], want, 1e-5) << "q " << i << " head " << h;
+      }
+    }
+    // Columns past the kept heads are never written.
+    EXPECT_EQ(out[i * out_stride + inner], 42.0f);
+    EXPECT_EQ(out[i * out_stride + inner + 1], 42.0f);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Heads, AttentionTest,
+                         ::testing::Values(AttentionCase{0, 8, 3, 5}, AttentionCase{1, 8, 1, 1},
+                                           AttentionCase{3, 4, 5, 7}, AttentionCase{2, 64, 4, 33},
+                                           AttentionCase{5, 3, 2, 9}));
+
+TEST(EmbeddingTest, PositionsMatchMarianSinusoids) {
+  for (size_t dim : {8u, 9u, 16u}) {
+    const size_t n = 50;
+    std::vector<float> table(n * dim);
+    kernels::SinusoidalPositions(n, dim, table.data());
+    const testing::Matrix want = testing::ReferenceModel::Positions(n, dim);
+    for (size_t i = 0; i < n * dim; ++i) EXPECT_EQ(table[i], static_cast<float>(want[i])) << "dim " << dim << " i " << i;
+  }
+}
+
+TEST(EmbeddingTest, EmbedTokensAddsScaledRowsAndPositions) {
+  const size_t V = 7, d = 5;
+  const std::vector<float> embed = Random(V * d, 14), pos = Random(4 * d, 15);
+  const std::vector<int32_t> ids = {3, 0, 6, 3};
+  std::vector<float> out(ids.size() * d);
+  kernels::EmbedTokens(embed.data(), ids.data(), ids.size(), d, 2.5f, pos.data(), d, out.data());
+  for (size_t r = 0; r < ids.size(); ++r) {
+    for (size_t j = 0; j < d; ++j) {
+      EXPECT_EQ(out[r * d + j], embed[static_cast<size_t>(ids[r]) * d + j] * 2.5f + pos[r * d + j]);
+    }
+  }
+  // Stride 0: every row gets the same position (one decoder step).
+  kernels::EmbedTokens(embed.data(), ids.data(), ids.size(), d, 1.0f, pos.data() + 2 * d, 0, out.data());
+  for (size_t r = 0; r < ids.size(); ++r) {
+    for (size_t j = 0; j < d; ++j) EXPECT_EQ(out[r * d + j], embed[static_cast<size_t>(ids[r]) * d + j] + pos[2 * d + j]);
+  }
+}
+
+}  // namespace
+}  // namespace headwise
