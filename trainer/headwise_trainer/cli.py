@@ -16,6 +16,10 @@ class CliError(Exception):
 
 def cmd_data(args) -> None:
     from . import data
+    if not (0 <= args.dev_percent and 0 <= args.test_percent
+            and args.dev_percent + args.test_percent < 100):
+        raise CliError(f"--dev-percent {args.dev_percent} and --test-percent "
+                       f"{args.test_percent}: expected non-negative values summing to < 100")
     stats = data.CorpusStats()
     if args.tsv or args.src_file or args.tgt_file:
         if args.tsv and (args.src_file or args.tgt_file):
@@ -35,7 +39,7 @@ def cmd_data(args) -> None:
     if not pairs:
         raise CliError("no sentence pairs left after cleaning; expected at least one")
     man = data.write_corpus(args.out, pairs, args.src_lang, args.lang, args.dev_percent,
-                            args.test_percent, stats, prov)
+                            args.test_percent, stats, prov, args.max_chars)
     c = man["counts"]
     print(f"data: {c['raw_pairs']} raw pairs -> {c['kept']} kept "
           f"(empty {c['dropped_empty']}, identical {c['dropped_identical']}, format-only "

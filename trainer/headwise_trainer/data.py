@@ -248,7 +248,7 @@ def sha256_file(path: str) -> str:
 
 def write_corpus(out_dir: str, pairs: List[Tuple[str, str]], src_lang: str, tgt_lang: str,
                  dev_percent: int, test_percent: int, stats: CorpusStats,
-                 provenance: dict) -> dict:
+                 provenance: dict, max_chars: int = 0) -> dict:
     if src_lang == tgt_lang:
         raise DataError(f"source and target language codes must differ, found '{src_lang}' twice")
     splits: Dict[str, List[Tuple[str, str]]] = {s: [] for s in SPLITS}
@@ -270,6 +270,10 @@ def write_corpus(out_dir: str, pairs: List[Tuple[str, str]], src_lang: str, tgt_
         "split_rule": f"sha1(source utf-8)[:8] big-endian mod 100: <{dev_percent} dev, "
                       f"<{dev_percent + test_percent} test, else train",
         "counts": dict(stats.__dict__),
+        "max_chars": max_chars,
+        "normalisation": "whitespace runs -> one space, stripped; dropped: empty, source == "
+                         "target, source without letters outside format directives, longer "
+                         "than max_chars; first pair kept per source",
         "files": files,
         **provenance,
     }

@@ -159,12 +159,13 @@ def run_training(args, log=print) -> dict:
     run_state.seed_all(args.seed + rank)
     model = MarianMTModel(config)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
-    step, epoch, batch_idx, history = 0, 0, 0, []
+    step, epoch, batch_idx, history, seconds_before = 0, 0, 0, [], 0.0
     if state is not None:
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         step, epoch, batch_idx = state["step"], state["epoch"], state["batch_idx"]
         history = state.get("history", [])
+        seconds_before = float(state.get("train_seconds", 0.0))
         run_state.set_rng_state(state["rng"][rank])
         if is_main:
             log(f"train: resumed {resume_path} at step {step} (epoch {epoch}, batch {batch_idx})")
@@ -194,9 +195,11 @@ def run_training(args, log=print) -> dict:
                 "step": step, "epoch": epoch, "batch_idx": batch_idx,
                 "model": model.state_dict(), "optimizer": opt.state_dict(), "rng": rngs,
                 "config": config.to_dict(), "train_args": _args_dict(args),
-                "history": history, "world_size": world}, keep=args.keep)
+                "history": history, "world_size": world,
+                "train_seconds": seconds_before + time.time() - t_start}, keep=args.keep)
 
     progress = Progress(step, args.steps, args.log_every, is_main)
+    t_start = time.time()
     batches = batcher.epoch_batches(epoch)
     while step < args.steps:
         if batch_idx >= len(batches):
