@@ -127,6 +127,13 @@ def test_corrupt_resume_file_is_a_clear_error(corpus, tmp_path):
     torch.save({"hello": 1}, tmp_path / "other.pt")
     with pytest.raises(run_state.ResumeError, match="expected a headwise-train checkpoint"):
         run_state.load_checkpoint_file(str(tmp_path / "other.pt"))
+    # A checkpoint whose config disagrees with its tensors.
+    st = run_state.load_checkpoint_file(str(tmp_path / "c" / "ckpt-5.pt"))
+    st["config"]["d_model"] = 64
+    torch.save(st, tmp_path / "mismatch.pt")
+    with pytest.raises(run_state.ResumeError, match="saved tensors disagree with the saved config"):
+        from headwise_trainer.evaluate import load_model
+        load_model(str(tmp_path / "mismatch.pt"))
     # Checkpoints present but no --resume: refuse rather than overwrite.
     with pytest.raises(TrainError, match="already holds checkpoints"):
         run_training(train_args(corpus, tmp_path / "c", "--steps", "20"), log=lambda m: None)

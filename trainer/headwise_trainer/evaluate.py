@@ -60,7 +60,7 @@ def load_model(path: str) -> Tuple[MarianMTModel, Optional[str], str]:
         ckpt = ckpts[-1][1]
     state = run_state.load_checkpoint_file(ckpt)
     model = MarianMTModel(MarianConfig.from_dict(state["config"]))
-    model.load_state_dict(state["model"])
+    run_state.load_model_state(model, state, ckpt)
     return model, state.get("train_args", {}).get("vocab"), f"{ckpt} (step {state['step']})"
 
 

@@ -97,3 +97,12 @@ def resolve_resume(run_dir: str, resume: Optional[str]) -> Optional[str]:
         return resume
     ckpts = list_checkpoints(run_dir)
     return ckpts[-1][1] if ckpts else None
+
+
+def load_model_state(model, state: Dict[str, Any], path: str) -> None:
+    """model.load_state_dict with torch's shape/key errors turned into a ResumeError."""
+    try:
+        model.load_state_dict(state["model"])
+    except RuntimeError as e:
+        raise ResumeError(f"{path}: the saved tensors disagree with the saved config: "
+                          f"{' '.join(str(e).split())[:600]}") from e

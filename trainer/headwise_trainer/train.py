@@ -161,7 +161,7 @@ def run_training(args, log=print) -> dict:
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
     step, epoch, batch_idx, history, seconds_before = 0, 0, 0, [], 0.0
     if state is not None:
-        model.load_state_dict(state["model"])
+        run_state.load_model_state(model, state, resume_path)
         opt.load_state_dict(state["optimizer"])
         step, epoch, batch_idx = state["step"], state["epoch"], state["batch_idx"]
         history = state.get("history", [])
