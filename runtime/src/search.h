@@ -24,8 +24,7 @@ Status RunBeam(Translator::Impl& t, size_t batch, const SearchOptions& options,
 // row and writes max, so that log_softmax(x)_v = (x_v - max) - returned value.
 float MaskPadAndLogSumExp(const Translator::Impl& t, float* logits, float* max_out);
 
-// sum_logprobs / length^length_penalty, computed as the reference does (denominator in
-// double, rounded to float, float division).
+// sum_logprobs / length^length_penalty, all in float32 as the reference computes it.
 float NormalizedScore(float sum_logprobs, size_t length, float length_penalty);
 
 // Appends a hypothesis record for sentence s: `num_ids` ids (EOS excluded) and its normalised

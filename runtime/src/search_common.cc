@@ -16,8 +16,8 @@ float MaskPadAndLogSumExp(const Translator::Impl& t, float* logits, float* max_o
 }
 
 float NormalizedScore(float sum_logprobs, size_t length, float length_penalty) {
-  const double denom = std::pow(static_cast<double>(length), static_cast<double>(length_penalty));
-  return sum_logprobs / static_cast<float>(denom);
+  // float32 power, as the reference computes it (np.power on float32 scalars).
+  return sum_logprobs / std::pow(static_cast<float>(length), length_penalty);
 }
 
 void StoreHypothesis(Translator::Impl& t, size_t s, const int32_t* ids, size_t num_ids,

@@ -30,6 +30,8 @@ Status FromXnn(xnn_status s, const std::string& what) {
   return Status(code, what + ": XNNPACK returned " + XnnStatusName(s));
 }
 
+constexpr size_t kMinParallelMacs = size_t{1} << 16;
+
 }  // namespace
 
 Status InitXnnpack() {
@@ -141,6 +143,9 @@ FullyConnected::~FullyConnected() {
 Status FullyConnected::Run(size_t rows, const float* x, float* y, pthreadpool* pool) const {
   if (rows == 0) return Status::Ok();
   if (op_ == nullptr) return InternalError(name_ + ": operator was not created");
+  // Waking the pool's workers costs microseconds (far more on a loaded machine); a product this
+  // small is done sooner by the calling thread alone.
+  if (rows * in_ * out_ < kMinParallelMacs) pool = nullptr;
   xnn_status s = xnn_setup_fully_connected_nc_f32(op_, rows, x, y, pool);
   if (s != xnn_status_success) return FromXnn(s, "setting up " + name_);
   s = xnn_run_operator(op_, pool);

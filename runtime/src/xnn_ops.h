@@ -74,7 +74,8 @@ class FullyConnected {
   FullyConnected& operator=(const FullyConnected&) = delete;
   ~FullyConnected();
 
-  // Runs on `rows` rows; no heap allocation. rows == 0 does nothing.
+  // Runs on `rows` rows; no heap allocation. rows == 0 does nothing. Products under 64k
+  // multiply-adds run on the calling thread even when a pool is given.
   Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const;
 
   bool valid() const { return op_ != nullptr; }
