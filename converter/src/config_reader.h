@@ -1,0 +1,41 @@
+// converter/src/config_reader.h: reads a Hugging Face MarianMT config.json.
+//
+// Required keys (integers): d_model, encoder_layers, decoder_layers, encoder_attention_heads,
+// decoder_attention_heads, encoder_ffn_dim, decoder_ffn_dim, vocab_size,
+// max_position_embeddings, pad_token_id, eos_token_id, decoder_start_token_id; and
+// activation_function, one of swish, silu (= swish), relu, gelu.
+// Optional booleans (Hugging Face defaults): scale_embedding (false),
+// share_encoder_decoder_embeddings (true), tie_word_embeddings (true), normalize_before
+// (false; true, pre-LayerNorm, is refused as not supported).
+// Also checked when present: model_type == "marian", decoder_vocab_size == vocab_size.
+// Every other key is ignored. layer_norm_eps is not a MarianConfig key: 1e-5, as nn.LayerNorm.
+//
+// Errors (kInvalidCheckpoint) name `where`, the key, what was expected and what was found.
+#ifndef HEADWISE_CONVERTER_CONFIG_READER_H_
+#define HEADWISE_CONVERTER_CONFIG_READER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/model_layout.h"
+#include "converter/src/model_writer.h"
+#include "headwise/status.hpp"
+
+namespace headwise::convert {
+
+struct MarianConfig {
+  LayoutConfig layout;  // sizes, head counts, share/tie flags
+  Activation activation = Activation::kSwish;
+  uint32_t max_position_embeddings = 0;
+  int32_t pad_token_id = 0;
+  int32_t eos_token_id = 0;
+  int32_t decoder_start_token_id = 0;
+  bool scale_embedding = false;
+};
+
+Result<MarianConfig> ParseMarianConfig(std::string_view json_text, const std::string& where);
+
+}  // namespace headwise::convert
+
+#endif  // HEADWISE_CONVERTER_CONFIG_READER_H_
