@@ -1,0 +1,25 @@
+// converter/src/head_strip.h: removes closed attention heads from projection weights.
+//
+// In a block with H source heads of size hd (d = d_model): q/k/v_proj.weight is [H*hd, d] and
+// its bias [H*hd]; head h owns rows [h*hd, (h+1)*hd). out_proj.weight is [d, H*hd]; head h owns
+// columns [h*hd, (h+1)*hd). Keeping heads `kept` (ascending indices) keeps those rows/columns
+// in that order. Inputs are row-major; the caller has checked the shapes.
+#ifndef HEADWISE_CONVERTER_HEAD_STRIP_H_
+#define HEADWISE_CONVERTER_HEAD_STRIP_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace headwise::convert {
+
+// Rows of a [H*hd, row_width] matrix (row_width 1 for a bias) -> [kept*hd, row_width].
+std::vector<float> KeepHeadRows(const std::vector<float>& m, uint32_t row_width, uint32_t head_dim,
+                                const std::vector<uint32_t>& kept);
+
+// Columns of a [rows, H*hd] matrix -> [rows, kept*hd].
+std::vector<float> KeepHeadColumns(const std::vector<float>& m, uint32_t rows, uint32_t head_dim,
+                                   const std::vector<uint32_t>& kept);
+
+}  // namespace headwise::convert
+
+#endif  // HEADWISE_CONVERTER_HEAD_STRIP_H_
