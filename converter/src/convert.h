@@ -1,0 +1,56 @@
+// converter/src/convert.h: the `headwise-convert CHECKPOINT_DIR -o MODEL.hwm` command.
+//
+// Order: output path checks (refuses an existing output unless `force`, an output that is a
+// directory, inside the checkpoint directory, or the same file as any input, symlinks
+// resolved) -> read and validate the checkpoint and the keep-heads spec -> strip heads ->
+// serialize -> verify the image with common/model_file.h -> write atomically. Nothing is
+// written unless every step succeeded; the checkpoint directory is only read.
+//
+// Errors: kInvalidArgument for a malformed or misfitting --keep-heads spec, kInvalidCheckpoint
+// for the checkpoint, kIoError for unreadable inputs and output problems.
+#ifndef HEADWISE_CONVERTER_CONVERT_H_
+#define HEADWISE_CONVERTER_CONVERT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/model_layout.h"
+#include "headwise/status.hpp"
+
+namespace headwise::convert {
+
+struct ConvertOptions {
+  std::string checkpoint_dir;
+  std::string output_path;
+  std::optional<std::string> keep_heads;  // the --keep-heads argument: a file path or inline
+  bool force = false;                     // overwrite an existing output
+};
+
+// What was written, for the summary.
+struct ConvertSummary {
+  std::string checkpoint_name;
+  std::string output_path;
+  LayoutConfig layout;
+  std::string activation;
+  std::vector<BlockLayout> blocks;
+  size_t tensor_count = 0;
+  uint64_t file_bytes = 0;
+  uint64_t data_bytes = 0;
+  uint64_t data_checksum = 0;
+  std::string source_dtype;
+  std::string source_sha256;
+  std::string keep_heads_spec;
+  size_t vocab_size = 0;
+};
+
+Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& options);
+
+// One screen: config, heads kept per block (a row per attention kind, a column per layer),
+// totals, sizes, checksum and source hash.
+std::string FormatConvertSummary(const ConvertSummary& summary);
+
+}  // namespace headwise::convert
+
+#endif  // HEADWISE_CONVERTER_CONVERT_H_

@@ -1,0 +1,247 @@
+#include "converter/src/inspect.h"
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "common/mapped_file.h"
+#include "common/model_file.h"
+#include "common/model_layout.h"
+#include "headwise_generated.h"
+
+namespace headwise::convert {
+namespace {
+
+using nlohmann::json;
+namespace sc = ::headwise::schema;
+
+std::string Str(const flatbuffers::String* s) { return s != nullptr ? s->str() : std::string(); }
+
+template <typename T>
+std::vector<T> Vec(const flatbuffers::Vector<T>* v) {
+  return v != nullptr ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+}
+
+// Elements of a vector of tables (empty when the vector is absent).
+template <typename T>
+std::vector<const T*> Tables(const flatbuffers::Vector<flatbuffers::Offset<T>>* v) {
+  std::vector<const T*> out;
+  if (v != nullptr) {
+    for (flatbuffers::uoffset_t i = 0; i < v->size(); ++i) out.push_back(v->Get(i));
+  }
+  return out;
+}
+
+std::string Hex64(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+const char* KindName(sc::AttentionKind k) {
+  switch (k) {
+    case sc::AttentionKind::EncoderSelf: return "encoder_self";
+    case sc::AttentionKind::DecoderSelf: return "decoder_self";
+    case sc::AttentionKind::DecoderCross: return "decoder_cross";
+  }
+  return "unknown";
+}
+
+const char* ActivationName(sc::Activation a) {
+  switch (a) {
+    case sc::Activation::Relu: return "relu";
+    case sc::Activation::Swish: return "swish";
+    case sc::Activation::Gelu: return "gelu";
+  }
+  return "unknown";
+}
+
+LayoutConfig ToLayout(const sc::ModelConfig& c) {
+  LayoutConfig l;
+  l.d_model = c.d_model();
+  l.encoder_layers = c.encoder_layers();
+  l.decoder_layers = c.decoder_layers();
+  l.encoder_attention_heads = c.encoder_attention_heads();
+  l.decoder_attention_heads = c.decoder_attention_heads();
+  l.encoder_ffn_dim = c.encoder_ffn_dim();
+  l.decoder_ffn_dim = c.decoder_ffn_dim();
+  l.vocab_size = c.vocab_size();
+  l.share_encoder_decoder_embeddings = c.share_encoder_decoder_embeddings();
+  l.tie_word_embeddings = c.tie_word_embeddings();
+  return l;
+}
+
+// Layout rules on top of the structural verification: blocks and tensor names/shapes.
+Status CheckLayout(const sc::Model& m, const sc::ModelConfig& config) {
+  const LayoutConfig layout = ToLayout(config);
+  std::vector<BlockLayout> blocks;
+  for (const sc::AttentionBlock* a : Tables(m.attention())) {
+    if (a == nullptr) return InvalidModel("attention block missing");
+    if (a->kind() > sc::AttentionKind::MAX) {
+      return InvalidModel("attention block with unknown kind " +
+                          std::to_string(static_cast<int>(a->kind())));
+    }
+    BlockLayout b;
+    b.kind = static_cast<BlockKind>(a->kind());
+    b.layer = a->layer();
+    b.num_heads = a->num_heads();
+    b.head_dim = a->head_dim();
+    b.original_num_heads = a->original_num_heads();
+    b.kept_heads = Vec(a->kept_heads());
+    const size_t gates = Vec(a->gate_log_alpha()).size();
+    if (gates != 0 && gates != b.original_num_heads) {
+      return InvalidModel(BlockDescription(b.kind, b.layer) + ": " + std::to_string(gates) +
+                          " gate values for " + std::to_string(b.original_num_heads) +
+                          " source heads");
+    }
+    blocks.push_back(std::move(b));
+  }
+  HW_RETURN_IF_ERROR(ValidateLayout(layout, blocks));
+  std::map<std::string, std::vector<uint32_t>> found;
+  for (const sc::Tensor* t : Tables(m.tensors())) {
+    if (t == nullptr) return InvalidModel("tensor missing");
+    if (!found.emplace(Str(t->name()), Vec(t->shape())).second) {
+      return InvalidModel("tensor " + Str(t->name()) + " appears twice");
+    }
+  }
+  const std::vector<ExpectedTensor> expected = ExpectedTensors(layout, blocks);
+  for (const ExpectedTensor& e : expected) {
+    auto it = found.find(e.name);
+    if (it == found.end()) return InvalidModel(e.name + ": missing");
+    if (it->second != e.shape) {
+      return InvalidModel(e.name + ": expected " + ShapeToString(e.shape) + ", found " +
+                          ShapeToString(it->second));
+    }
+  }
+  if (found.size() != expected.size()) {
+    return InvalidModel(std::to_string(found.size() - expected.size()) +
+                        " tensor(s) not part of the layout");
+  }
+  return Status::Ok();
+}
+
+json ConfigJson(const sc::ModelConfig& c) {
+  return {{"d_model", c.d_model()},
+          {"encoder_layers", c.encoder_layers()},
+          {"decoder_layers", c.decoder_layers()},
+          {"encoder_attention_heads", c.encoder_attention_heads()},
+          {"decoder_attention_heads", c.decoder_attention_heads()},
+          {"encoder_ffn_dim", c.encoder_ffn_dim()},
+          {"decoder_ffn_dim", c.decoder_ffn_dim()},
+          {"activation", ActivationName(c.activation())},
+          {"vocab_size", c.vocab_size()},
+          {"max_position_embeddings", c.max_position_embeddings()},
+          {"pad_token_id", c.pad_token_id()},
+          {"eos_token_id", c.eos_token_id()},
+          {"decoder_start_token_id", c.decoder_start_token_id()},
+          {"unk_token_id", c.unk_token_id()},
+          {"scale_embedding", c.scale_embedding()},
+          {"share_encoder_decoder_embeddings", c.share_encoder_decoder_embeddings()},
+          {"tie_word_embeddings", c.tie_word_embeddings()},
+          {"layer_norm_eps", c.layer_norm_eps()}};
+}
+
+}  // namespace
+
+Result<json> InspectModelFile(const std::string& path) {
+  HW_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
+  Result<ModelFileView> verified = VerifyModelFile(file.data(), file.size(), true);
+  if (!verified.ok()) return verified.status().WithContext(path);
+  const ModelFileView& view = *verified;
+  if (view.model == nullptr || view.model->config() == nullptr) {
+    return InvalidModel(path + ": the model has no config table");
+  }
+  const sc::Model& m = *view.model;
+  const sc::ModelConfig& config = *m.config();
+  {
+    const Status layout = CheckLayout(m, config);
+    if (!layout.ok()) return layout.WithContext(path);
+  }
+
+  json report;
+  report["file"] = path;
+  report["file_bytes"] = file.size();
+  report["format_version"] = m.format_version();
+  report["config"] = ConfigJson(config);
+
+  json attention = json::array();
+  uint64_t kept = 0, total = 0;
+  for (const sc::AttentionBlock* a : Tables(m.attention())) {
+    const auto kind = static_cast<BlockKind>(a->kind());
+    attention.push_back({{"block", BlockPrefix(kind, a->layer())},
+                         {"kind", KindName(a->kind())},
+                         {"layer", a->layer()},
+                         {"num_heads", a->num_heads()},
+                         {"original_num_heads", a->original_num_heads()},
+                         {"head_dim", a->head_dim()},
+                         {"kept_heads", Vec(a->kept_heads())},
+                         {"gate_log_alpha", Vec(a->gate_log_alpha())}});
+    kept += a->num_heads();
+    total += a->original_num_heads();
+  }
+  report["attention"] = attention;
+  report["heads"] = {{"kept", kept}, {"total", total}};
+
+  uint64_t tensor_bytes = 0;
+  const std::vector<const sc::Tensor*> tensors = Tables(m.tensors());
+  for (const sc::Tensor* t : tensors) tensor_bytes += t->size();
+  report["tensors"] = {{"count", tensors.size()}, {"bytes", tensor_bytes}};
+  report["data"] = {{"offset", m.data_offset()},
+                    {"size", m.data_size()},
+                    {"checksum", Hex64(m.data_checksum())},
+                    {"checksum_ok", true}};
+
+  const sc::Tokenizer* tok = m.tokenizer();
+  report["tokenizer"] = {
+      {"source_spm_bytes", tok && tok->source_spm() ? tok->source_spm()->size() : 0},
+      {"target_spm_bytes", tok && tok->target_spm() ? tok->target_spm()->size() : 0},
+      {"vocab_size", tok && tok->vocab() ? tok->vocab()->size() : 0}};
+
+  const sc::Provenance* p = m.provenance();
+  report["provenance"] = {
+      {"source_checkpoint_sha256", p ? Str(p->source_checkpoint_sha256()) : ""},
+      {"source_checkpoint_name", p ? Str(p->source_checkpoint_name()) : ""},
+      {"converter_version", p ? Str(p->converter_version()) : ""},
+      {"keep_heads_spec", p ? Str(p->keep_heads_spec()) : ""},
+      {"source_dtype", p ? Str(p->source_dtype()) : ""}};
+  return report;
+}
+
+std::string FormatInspectText(const json& r) {
+  std::ostringstream out;
+  const json& c = r["config"];
+  out << r["file"].get<std::string>() << ": headwise model, format version "
+      << r["format_version"] << ", " << r["file_bytes"] << " bytes\n";
+  out << "config\n";
+  for (const auto& [key, value] : c.items()) out << "  " << key << ": " << value.dump() << "\n";
+  out << "attention heads kept: " << r["heads"]["kept"] << " of " << r["heads"]["total"] << "\n";
+  for (const json& a : r["attention"]) {
+    std::string indices;
+    for (const json& h : a["kept_heads"]) indices += (indices.empty() ? "" : ",") + h.dump();
+    out << "  " << a["block"].get<std::string>() << ": " << a["num_heads"] << "/"
+        << a["original_num_heads"] << " [" << indices << "]";
+    if (!a["gate_log_alpha"].empty()) {
+      out << " gates";
+      for (const json& g : a["gate_log_alpha"]) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " %.3g", g.get<double>());
+        out << buf;
+      }
+    }
+    out << "\n";
+  }
+  out << "tensors: " << r["tensors"]["count"] << ", " << r["tensors"]["bytes"] << " bytes\n";
+  out << "data segment: offset " << r["data"]["offset"] << ", " << r["data"]["size"]
+      << " bytes, checksum " << r["data"]["checksum"].get<std::string>() << " (verified)\n";
+  const json& t = r["tokenizer"];
+  out << "tokenizer: source.spm " << t["source_spm_bytes"] << " bytes, target.spm "
+      << t["target_spm_bytes"] << " bytes, vocab " << t["vocab_size"] << " pieces\n";
+  const json& p = r["provenance"];
+  out << "provenance\n";
+  for (const auto& [key, value] : p.items()) {
+    out << "  " << key << ": " << value.get<std::string>() << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace headwise::convert
