@@ -53,7 +53,12 @@ Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& o) {
   std::optional<KeepHeadsSpec> keep_heads;
   if (o.keep_heads) {
     HW_ASSIGN_OR_RETURN(std::string text, KeepHeadsArgumentText(*o.keep_heads));
-    HW_ASSIGN_OR_RETURN(keep_heads, ParseKeepHeadsSpec(text));
+    Result<KeepHeadsSpec> parsed = ParseKeepHeadsSpec(text);
+    if (!parsed.ok() && text == *o.keep_heads && text.find('=') == std::string::npos) {
+      return InvalidArgument("--keep-heads '" + text + "' is neither a file nor an inline spec "
+                             "(" + parsed.status().message() + ")");
+    }
+    HW_ASSIGN_OR_RETURN(keep_heads, std::move(parsed));
   }
   HW_ASSIGN_OR_RETURN(Checkpoint checkpoint, ReadCheckpoint(o.checkpoint_dir));
   HW_ASSIGN_OR_RETURN(ModelSpec spec,

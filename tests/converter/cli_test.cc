@@ -114,6 +114,11 @@ TEST_F(CliTest, ExitCodesForBadInput) {
   EXPECT_NE(spec.err.find("head 9 out of range"), std::string::npos) << spec.err;
   EXPECT_EQ(testing::ListDir(dir_.path()), std::vector<std::string>{"ckpt"});
 
+  CliRun no_file = Cli({ckpt_, "-o", out_, "--keep-heads", dir_ / "heads.txt"});
+  EXPECT_EQ(no_file.code, kExitUsage);
+  EXPECT_NE(no_file.err.find("is neither a file nor an inline spec"), std::string::npos)
+      << no_file.err;
+
   ASSERT_EQ(Cli({ckpt_, "-o", out_}).code, 0);
   CliRun again = Cli({ckpt_, "-o", out_});
   EXPECT_EQ(again.code, kExitInvalidInput);
