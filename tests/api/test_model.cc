@@ -172,7 +172,7 @@ convert::ModelSpec RandomModelSpec(const Spm* source, const Spm* target, uint32_
     t.data.resize(n);
     const bool norm_gain = e.name.find("layer_norm.weight") != std::string::npos;
     for (float& v : t.data) v = (norm_gain ? 1.0f : 0.0f) + normal(rng);
-    if (e.name == "final_logits_bias") t.data[kEos] += 3.0f;
+    if (e.name == "final_logits_bias") t.data[kEos] += 5.0f;
     spec.tensors.push_back(std::move(t));
   }
   spec.source_checkpoint_sha256 = std::string(64, '0');
