@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/vec.h"
+
 namespace headwise::kernels {
 
 void SinusoidalPositions(size_t num_positions, size_t dim, float* table) {
@@ -26,7 +28,9 @@ void EmbedTokens(const float* embed, const int32_t* ids, size_t rows, size_t dim
     const float* e = embed + static_cast<size_t>(ids[r]) * dim;
     const float* p = positions + r * position_stride;
     float* o = out + r * dim;
-    for (size_t j = 0; j < dim; ++j) o[j] = e[j] * scale + p[j];
+    size_t j = 0;
+    for (; j + 4 <= dim; j += 4) StoreV4(o + j, LoadV4(e + j) * scale + LoadV4(p + j));
+    for (; j < dim; ++j) o[j] = e[j] * scale + p[j];
   }
 }
 

@@ -12,7 +12,7 @@ void AddLayerNorm(float* x, const float* residual, size_t residual_stride, const
   for (size_t r = 0; r < rows; ++r) {
     float* row = x + r * dim;
     const float* res = residual + r * residual_stride;
-    for (size_t i = 0; i < dim; ++i) row[i] += res[i];
+    AddInPlace(res, row, dim);
     const float mean = Sum(row, dim) * inv_dim;
     // Two passes (mean, then squared deviations) rather than E[x^2] - mean^2: no cancellation
     // for rows with a large mean.
@@ -28,7 +28,11 @@ void AddLayerNorm(float* x, const float* residual, size_t residual_stride, const
     const float rstd = 1.0f / std::sqrt(var + eps);
     // (x * rstd - mean * rstd) * gamma + beta: the order torch's CPU kernel uses.
     const float shift = -rstd * mean;
-    for (size_t j = 0; j < dim; ++j) row[j] = (row[j] * rstd + shift) * gamma[j] + beta[j];
+    size_t j = 0;
+    for (; j + 4 <= dim; j += 4) {
+      StoreV4(row + j, (LoadV4(row + j) * rstd + shift) * LoadV4(gamma + j) + LoadV4(beta + j));
+    }
+    for (; j < dim; ++j) row[j] = (row[j] * rstd + shift) * gamma[j] + beta[j];
   }
 }
 
