@@ -6,6 +6,7 @@
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
 #include "layer_common.h"
+#include "parallel.h"
 
 namespace headwise {
 namespace {
@@ -22,14 +23,19 @@ Status SelfAttention(Translator::Impl& t, size_t l, size_t rows, size_t step) {
   const kernels::AttentionShape shape{a.num_heads, a.head_dim, AttentionScale(a.head_dim)};
   for (size_t r = 0; r < rows; ++r) {
     const size_t slot = static_cast<size_t>(b.row_slot[r]);
-    float* k = b.self_k[l] + slot * T * inner;
-    float* v = b.self_v[l] + slot * T * inner;
     const float* qkv = b.dec_qkv + r * 3 * inner;
-    std::memcpy(k + step * inner, qkv + inner, inner * sizeof(float));
-    std::memcpy(v + step * inner, qkv + 2 * inner, inner * sizeof(float));
-    kernels::Attention(qkv, 3 * inner, 1, k, inner, v, inner, step + 1, shape,
-                       b.dec_ctx + r * inner, inner, b.scores);
+    std::memcpy(b.self_k[l] + (slot * T + step) * inner, qkv + inner, inner * sizeof(float));
+    std::memcpy(b.self_v[l] + (slot * T + step) * inner, qkv + 2 * inner, inner * sizeof(float));
   }
+  ParallelFor(t.pool.get(), a.num_heads, 2 * rows * (step + 1) * inner, [&](size_t h) {
+    float* scores = b.scores + h * b.scores_stride;
+    for (size_t r = 0; r < rows; ++r) {
+      const size_t slot = static_cast<size_t>(b.row_slot[r]);
+      kernels::AttentionHead(h, b.dec_qkv + r * 3 * inner, 3 * inner, 1, b.self_k[l] + slot * T * inner,
+                             inner, b.self_v[l] + slot * T * inner, inner, step + 1, shape,
+                             b.dec_ctx + r * inner, inner, scores);
+    }
+  });
   return Status::Ok();
 }
 
@@ -41,13 +47,18 @@ Status CrossAttention(Translator::Impl& t, size_t l, size_t rows) {
   if (inner == 0) return Status::Ok();
   HW_RETURN_IF_ERROR(t.decoder_ops[l].cross_q.Run(rows, b.dec_y, b.dec_qkv, t.pool.get()));
   const kernels::AttentionShape shape{a.num_heads, a.head_dim, AttentionScale(a.head_dim)};
-  for (size_t r = 0; r < rows; ++r) {
-    const size_t s = static_cast<size_t>(b.row_sentence[r]);
-    const float* kv = b.cross_kv[l] + static_cast<size_t>(b.src_offset[s]) * 2 * inner;
-    kernels::Attention(b.dec_qkv + r * inner, inner, 1, kv, 2 * inner, kv + inner, 2 * inner,
-                       static_cast<size_t>(b.src_len[s]), shape, b.dec_ctx + r * inner, inner,
-                       b.scores);
-  }
+  size_t work = 0;
+  for (size_t r = 0; r < rows; ++r) work += 2 * static_cast<size_t>(b.src_len[b.row_sentence[r]]) * inner;
+  ParallelFor(t.pool.get(), a.num_heads, work, [&](size_t h) {
+    float* scores = b.scores + h * b.scores_stride;
+    for (size_t r = 0; r < rows; ++r) {
+      const size_t s = static_cast<size_t>(b.row_sentence[r]);
+      const float* kv = b.cross_kv[l] + static_cast<size_t>(b.src_offset[s]) * 2 * inner;
+      kernels::AttentionHead(h, b.dec_qkv + r * inner, inner, 1, kv, 2 * inner, kv + inner,
+                             2 * inner, static_cast<size_t>(b.src_len[s]), shape,
+                             b.dec_ctx + r * inner, inner, scores);
+    }
+  });
   return Status::Ok();
 }
 

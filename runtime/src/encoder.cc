@@ -5,6 +5,7 @@
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
 #include "layer_common.h"
+#include "parallel.h"
 
 namespace headwise {
 
@@ -31,13 +32,18 @@ Status RunEncoder(Translator::Impl& t, const TokenSpan* sources, size_t batch) {
     if (inner > 0) {
       HW_RETURN_IF_ERROR(ops.qkv.Run(rows, b.enc_x, b.enc_qkv, t.pool.get()));
       const kernels::AttentionShape shape{a.num_heads, a.head_dim, AttentionScale(a.head_dim)};
-      for (size_t s = 0; s < batch; ++s) {
-        const size_t off = static_cast<size_t>(b.src_offset[s]);
-        const size_t len = static_cast<size_t>(b.src_len[s]);
-        const float* qkv = b.enc_qkv + off * 3 * inner;
-        kernels::Attention(qkv, 3 * inner, len, qkv + inner, 3 * inner, qkv + 2 * inner,
-                           3 * inner, len, shape, b.enc_ctx + off * inner, inner, b.scores);
-      }
+      size_t work = 0;
+      for (size_t s = 0; s < batch; ++s) work += 2 * static_cast<size_t>(b.src_len[s]) * b.src_len[s] * inner;
+      ParallelFor(t.pool.get(), a.num_heads, work, [&](size_t h) {
+        float* scores = b.scores + h * b.scores_stride;
+        for (size_t s = 0; s < batch; ++s) {
+          const size_t off = static_cast<size_t>(b.src_offset[s]);
+          const size_t len = static_cast<size_t>(b.src_len[s]);
+          const float* qkv = b.enc_qkv + off * 3 * inner;
+          kernels::AttentionHead(h, qkv, 3 * inner, len, qkv + inner, 3 * inner, qkv + 2 * inner,
+                                 3 * inner, len, shape, b.enc_ctx + off * inner, inner, scores);
+        }
+      });
     }
     HW_RETURN_IF_ERROR(
         FinishAttention(t, ops.out, a, w.self_attn_norm, rows, b.enc_ctx, b.enc_tmp, b.enc_x));

@@ -54,7 +54,8 @@ struct HypothesisRecord {
 // Every pointer points into the arena.
 struct Buffers {
   float* positions = nullptr;  // [max(S, T), d] sinusoidal table
-  float* scores = nullptr;     // [max(S, T)] attention scratch
+  float* scores = nullptr;     // [H_max, max(S, T)] attention scratch, one row per kept head
+  size_t scores_stride = 0;    // max(S, T)
 
   // Encoder scratch (packed rows of all sentences).
   float* enc_x = nullptr;    // [N, d]

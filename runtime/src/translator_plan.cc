@@ -18,17 +18,20 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
   const size_t N = B * S;
   const size_t P = std::max(S, T);
 
-  size_t enc_inner = 0, dec_inner = 0;
+  size_t enc_inner = 0, dec_inner = 0, heads = 1;
   for (const EncoderLayerWeights& l : model.encoder_layers) {
     enc_inner = std::max<size_t>(enc_inner, l.self_attn.inner());
+    heads = std::max<size_t>(heads, l.self_attn.num_heads);
   }
   for (const DecoderLayerWeights& l : model.decoder_layers) {
     dec_inner = std::max<size_t>({dec_inner, l.self_attn.inner(), l.cross_attn.inner()});
+    heads = std::max<size_t>({heads, l.self_attn.num_heads, l.cross_attn.num_heads});
   }
 
   // Live for the whole Translator or a whole call.
   buf->positions = c.Take<float>({P, d});
-  buf->scores = c.Take<float>({P});
+  buf->scores = c.Take<float>({heads, P});
+  buf->scores_stride = P;
   const size_t layers = model.decoder_layers.size();
   buf->cross_kv.assign(layers, nullptr);
   buf->self_k.assign(layers, nullptr);

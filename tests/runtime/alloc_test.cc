@@ -135,7 +135,8 @@ TEST(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   Translator& tr = **created;
 
   std::vector<std::vector<int32_t>> sources;
-  for (uint32_t s = 0; s < 3; ++s) sources.push_back(testing::RandomSource(o, 5 + 6 * s, s));
+  // Long enough that attention heads, too, are spread over the pool.
+  for (uint32_t s = 0; s < 3; ++s) sources.push_back(testing::RandomSource(o, 8 + 8 * s, s));
   std::vector<TokenSpan> spans;
   for (const auto& s : sources) spans.push_back({s.data(), s.size()});
   SearchOptions greedy;

@@ -330,6 +330,47 @@ TEST(SearchTest, MaxLengthCutsUnfinishedHypotheses) {
   }
 }
 
+// Two threads (matrix products and attention heads on the pool) give the single-threaded
+// results: the model is big enough to cross the parallel-work thresholds.
+TEST(ThreadingTest, TwoThreadsMatchOne) {
+  ModelOptions o;
+  o.d_model = 64;
+  o.encoder_ffn = o.decoder_ffn = 256;
+  o.eos_bias = 1.0f;
+  o.kept = {{0, 1, 2}, {}, {1, 3}, {0, 1, 2, 3}, {2}, {0, 3}};
+  auto tm = testing::BuildModel(o);
+  ASSERT_NE(tm->model, nullptr);
+  std::unique_ptr<Translator> tr[2];
+  for (int i = 0; i < 2; ++i) {
+    TranslatorLimits limits;
+    limits.max_batch = 4;
+    limits.max_source_tokens = 40;
+    limits.max_target_tokens = 40;
+    limits.num_threads = i + 1;
+    auto t = Translator::Create(tm->model, limits);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    tr[i] = std::move(t).value();
+  }
+  std::vector<std::vector<int32_t>> sources;
+  for (uint32_t s = 0; s < 4; ++s) sources.push_back(testing::RandomSource(o, 10 + 10 * s, 90 + s));
+  std::vector<TokenSpan> spans;
+  for (const auto& s : sources) spans.push_back({s.data(), s.size()});
+  for (int beam : {1, 4}) {
+    SearchOptions so;
+    so.beam_size = beam;
+    so.num_hypotheses = beam;
+    for (auto& t : tr) ASSERT_TRUE(t->TranslateIds(spans.data(), spans.size(), so).ok());
+    for (size_t s = 0; s < spans.size(); ++s) {
+      ASSERT_EQ(tr[0]->num_hypotheses(s), tr[1]->num_hypotheses(s));
+      for (size_t k = 0; k < tr[0]->num_hypotheses(s); ++k) {
+        const HypothesisView a = tr[0]->hypothesis(s, k), b = tr[1]->hypothesis(s, k);
+        EXPECT_EQ(std::vector<int32_t>(a.ids, a.ids + a.size), std::vector<int32_t>(b.ids, b.ids + b.size));
+        EXPECT_NEAR(a.score, b.score, 1e-5);
+      }
+    }
+  }
+}
+
 class LimitsTest : public ::testing::Test {
  protected:
   void SetUp() override {

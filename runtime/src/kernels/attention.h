@@ -24,6 +24,12 @@ void Attention(const float* q, size_t q_stride, size_t num_queries, const float*
                size_t k_stride, const float* v, size_t v_stride, size_t num_keys,
                const AttentionShape& shape, float* out, size_t out_stride, float* scores);
 
+// Head h < shape.num_heads of Attention, same arguments. Heads touch disjoint columns of
+// `out`, so different heads may run on different threads, each with its own `scores`.
+void AttentionHead(size_t h, const float* q, size_t q_stride, size_t num_queries, const float* k,
+                   size_t k_stride, const float* v, size_t v_stride, size_t num_keys,
+                   const AttentionShape& shape, float* out, size_t out_stride, float* scores);
+
 }  // namespace headwise::kernels
 
 #endif  // HEADWISE_RUNTIME_KERNELS_ATTENTION_H_
