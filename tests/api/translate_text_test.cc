@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "headwise/headwise.hpp"
@@ -319,6 +320,40 @@ TEST_F(TranslateTextTest, TranslationsAreValidUtf8) {
       EXPECT_TRUE(back.ok()) << back.status().ToString();
     }
   }
+}
+
+TEST_F(TranslateTextTest, TranslatorsOnSeveralThreadsShareOneModel) {
+  // The tokenizers live in the shared Model; each thread has its own Translator.
+  const std::vector<std::string> lines = VariedLines();
+  auto reference_translator = MakeTranslator();
+  ASSERT_TRUE(reference_translator);
+  auto reference = reference_translator->Translate(lines, SearchOptions{});
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+
+  constexpr int kThreads = 4;
+  std::vector<std::unique_ptr<Translator>> translators;
+  for (int i = 0; i < kThreads; ++i) {
+    translators.push_back(MakeTranslator());
+    ASSERT_TRUE(translators.back());
+  }
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      for (int round = 0; round < 5; ++round) {
+        auto out = translators[i]->Translate(lines, SearchOptions{});
+        if (!out.ok()) {
+          ++mismatches[i];
+          continue;
+        }
+        for (size_t l = 0; l < lines.size(); ++l) {
+          if ((*out)[l][0].text != (*reference)[l][0].text) ++mismatches[i];
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kThreads; ++i) EXPECT_EQ(mismatches[i], 0) << "thread " << i;
 }
 
 }  // namespace
