@@ -33,13 +33,14 @@ Status CheckLimits(const TranslatorLimits& l, const ModelDims& dims) {
                              std::to_string(dims.max_position_embeddings));
     }
   }
-  // Rows and slots are indexed with int32.
+  // Rows, slots and beam candidates (beam * vocab + token) are indexed with int32.
   const long long rows = static_cast<long long>(l.max_batch) * l.max_beam;
   const long long src = static_cast<long long>(l.max_batch) * l.max_source_tokens;
-  if (rows > INT32_MAX / 4 || src > INT32_MAX / 4 ||
-      static_cast<long long>(l.max_beam) * 3 * l.max_batch > INT32_MAX / 4) {
+  const long long candidates = static_cast<long long>(l.max_beam) * dims.vocab_size;
+  if (rows > INT32_MAX / 4 || src > INT32_MAX / 4 || candidates > INT32_MAX / 2) {
     return InvalidArgument("TranslatorLimits: max_batch * max_beam (" + std::to_string(rows) +
-                           ") or max_batch * max_source_tokens (" + std::to_string(src) +
+                           "), max_batch * max_source_tokens (" + std::to_string(src) +
+                           ") or max_beam * vocab_size (" + std::to_string(candidates) +
                            ") is too large");
   }
   return Status::Ok();

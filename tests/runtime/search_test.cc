@@ -1,0 +1,115 @@
+// Search behaviour the reference comparison does not isolate: PAD is never produced, the
+// maximum length cuts unfinished hypotheses, and threads do not change results.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "tests/runtime/test_model.h"
+
+namespace headwise {
+namespace {
+
+using testing::ModelOptions;
+
+TEST(SearchTest, PadIsNeverProducedEvenWhenItHasTheBestLogit) {
+  ModelOptions o;
+  auto spec = testing::MakeSpec(o);
+  for (auto& t : spec.tensors) {
+    if (t.name == "final_logits_bias") t.data[static_cast<size_t>(o.pad)] = 100.0f;
+  }
+  testing::AlignedBytes image(testing::Serialize(spec));
+  auto model = Model::LoadFromMemory(image.data(), image.size());
+  ASSERT_TRUE(model.ok());
+  TranslatorLimits limits;
+  limits.max_source_tokens = 16;
+  limits.max_target_tokens = 8;
+  auto tr = Translator::Create(*model, limits);
+  ASSERT_TRUE(tr.ok()) << tr.status().ToString();
+  const std::vector<int32_t> src = testing::RandomSource(o, 5, 70);
+  const TokenSpan span{src.data(), src.size()};
+  std::vector<float> logits(o.vocab);
+  ASSERT_TRUE((*tr)->ForcedLogits(span, {}, logits.data()).ok());
+  EXPECT_EQ(std::max_element(logits.begin(), logits.end()) - logits.begin(), o.pad) << "unmasked";
+  for (int beam : {1, 3}) {
+    SearchOptions so;
+    so.beam_size = beam;
+    so.num_hypotheses = beam;
+    ASSERT_TRUE((*tr)->TranslateIds(&span, 1, so).ok());
+    for (size_t k = 0; k < (*tr)->num_hypotheses(0); ++k) {
+      const HypothesisView h = (*tr)->hypothesis(0, k);
+      for (size_t i = 0; i < h.size; ++i) EXPECT_NE(h.ids[i], o.pad);
+    }
+  }
+}
+
+TEST(SearchTest, MaxLengthCutsUnfinishedHypotheses) {
+  ModelOptions o;
+  o.eos_bias = -50.0f;  // never ends on its own
+  auto tm = testing::BuildModel(o);
+  TranslatorLimits limits;
+  limits.max_source_tokens = 16;
+  limits.max_target_tokens = 9;
+  auto tr = Translator::Create(tm->model, limits);
+  ASSERT_TRUE(tr.ok()) << tr.status().ToString();
+  const std::vector<int32_t> src = testing::RandomSource(o, 4, 71);
+  const TokenSpan span{src.data(), src.size()};
+  for (int max_length : {0, 1, 5}) {
+    for (int beam : {1, 2}) {
+      SearchOptions so;
+      so.beam_size = beam;
+      so.num_hypotheses = beam;
+      so.max_length = max_length;
+      ASSERT_TRUE((*tr)->TranslateIds(&span, 1, so).ok());
+      ASSERT_EQ((*tr)->num_hypotheses(0), static_cast<size_t>(beam));
+      for (size_t k = 0; k < (*tr)->num_hypotheses(0); ++k) {
+        EXPECT_FALSE((*tr)->hypothesis(0, k).finished);
+        EXPECT_EQ((*tr)->hypothesis(0, k).size, static_cast<size_t>(max_length > 0 ? max_length : 9));
+      }
+    }
+  }
+}
+
+// Two threads (matrix products and attention heads on the pool) give the single-threaded
+// results: the model is big enough to cross the parallel-work thresholds.
+TEST(ThreadingTest, TwoThreadsMatchOne) {
+  ModelOptions o;
+  o.d_model = 64;
+  o.encoder_ffn = o.decoder_ffn = 256;
+  o.eos_bias = 1.0f;
+  o.kept = {{0, 1, 2}, {}, {1, 3}, {0, 1, 2, 3}, {2}, {0, 3}};
+  auto tm = testing::BuildModel(o);
+  ASSERT_NE(tm->model, nullptr);
+  std::unique_ptr<Translator> tr[2];
+  for (int i = 0; i < 2; ++i) {
+    TranslatorLimits limits;
+    limits.max_batch = 4;
+    limits.max_source_tokens = 40;
+    limits.max_target_tokens = 40;
+    limits.num_threads = i + 1;
+    auto t = Translator::Create(tm->model, limits);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    tr[i] = std::move(t).value();
+  }
+  std::vector<std::vector<int32_t>> sources;
+  for (uint32_t s = 0; s < 4; ++s) sources.push_back(testing::RandomSource(o, 10 + 10 * s, 90 + s));
+  std::vector<TokenSpan> spans;
+  for (const auto& s : sources) spans.push_back({s.data(), s.size()});
+  for (int beam : {1, 4}) {
+    SearchOptions so;
+    so.beam_size = beam;
+    so.num_hypotheses = beam;
+    for (auto& t : tr) ASSERT_TRUE(t->TranslateIds(spans.data(), spans.size(), so).ok());
+    for (size_t s = 0; s < spans.size(); ++s) {
+      ASSERT_EQ(tr[0]->num_hypotheses(s), tr[1]->num_hypotheses(s));
+      for (size_t k = 0; k < tr[0]->num_hypotheses(s); ++k) {
+        const HypothesisView a = tr[0]->hypothesis(s, k), b = tr[1]->hypothesis(s, k);
+        EXPECT_EQ(std::vector<int32_t>(a.ids, a.ids + a.size), std::vector<int32_t>(b.ids, b.ids + b.size));
+        EXPECT_NEAR(a.score, b.score, 1e-5);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace headwise
