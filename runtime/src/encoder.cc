@@ -1,6 +1,7 @@
 #include "encoder.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
@@ -31,7 +32,8 @@ Status RunEncoder(Translator::Impl& t, const TokenSpan* sources, size_t batch) {
     const size_t inner = a.inner();
     if (inner > 0) {
       HW_RETURN_IF_ERROR(ops.qkv.Run(rows, b.enc_x, b.enc_qkv, t.pool.get()));
-      const kernels::AttentionShape shape{a.num_heads, a.head_dim, AttentionScale(a.head_dim)};
+      const kernels::AttentionShape shape{a.num_heads, a.head_dim, AttentionScale(a.head_dim),
+                                          a.head_dim};
       size_t work = 0;
       for (size_t s = 0; s < batch; ++s) work += 2 * static_cast<size_t>(b.src_len[s]) * b.src_len[s] * inner;
       ParallelFor(t.pool.get(), a.num_heads, work, [&](size_t h) {
@@ -51,9 +53,20 @@ Status RunEncoder(Translator::Impl& t, const TokenSpan* sources, size_t batch) {
         RunFeedForward(t, ops.fc1, ops.fc2, w.final_norm, rows, b.enc_x, b.enc_ffn, b.enc_tmp));
   }
 
+  const size_t N = static_cast<size_t>(t.limits.max_batch) * static_cast<size_t>(t.limits.max_source_tokens);
   for (size_t l = 0; l < t.decoder_ops.size(); ++l) {
-    if (t.m->decoder_layers[l].cross_attn.num_heads == 0) continue;
-    HW_RETURN_IF_ERROR(t.decoder_ops[l].cross_kv.Run(rows, b.enc_x, b.cross_kv[l], t.pool.get()));
+    const AttentionWeights& a = t.m->decoder_layers[l].cross_attn;
+    const size_t inner = a.inner(), hd = a.head_dim;
+    if (inner == 0) continue;
+    HW_RETURN_IF_ERROR(t.decoder_ops[l].cross_kv.Run(rows, b.enc_x, b.enc_kv, t.pool.get()));
+    // [row][k heads | v heads] -> [head][row] for K and for V.
+    for (size_t r = 0; r < rows; ++r) {
+      const float* kv = b.enc_kv + r * 2 * inner;
+      for (size_t h = 0; h < a.num_heads; ++h) {
+        std::memcpy(b.cross_k[l] + (h * N + r) * hd, kv + h * hd, hd * sizeof(float));
+        std::memcpy(b.cross_v[l] + (h * N + r) * hd, kv + inner + h * hd, hd * sizeof(float));
+      }
+    }
   }
   return Status::Ok();
 }

@@ -72,11 +72,15 @@ struct Buffers {
   float* dec_tmp = nullptr;  // [R, d]
   float* dec_ffn = nullptr;  // [R, ffn]
 
-  // Per decoder layer: cross-attention [N, 2I] rows [k | v] of the packed source, and the
-  // self-attention cache, [R slots, T, I] each for K and V. Null where the block has no heads.
-  std::vector<float*> cross_kv;
+  // Per decoder layer, head-major so that one head's keys (and values) are contiguous and
+  // stream through the cache: cross-attention K and V of the packed source [heads, N, hd], and
+  // the self-attention cache [R slots, heads, T, hd] for K and for V. Null where the block has
+  // no heads.
+  std::vector<float*> cross_k;
+  std::vector<float*> cross_v;
   std::vector<float*> self_k;
   std::vector<float*> self_v;
+  float* enc_kv = nullptr;  // [N, 2 I_max] encoder-phase scratch: the fused k|v projection
 
   float* logits = nullptr;  // [R, V]
 

@@ -33,13 +33,19 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
   buf->scores = c.Take<float>({heads, P});
   buf->scores_stride = P;
   const size_t layers = model.decoder_layers.size();
-  buf->cross_kv.assign(layers, nullptr);
+  buf->cross_k.assign(layers, nullptr);
+  buf->cross_v.assign(layers, nullptr);
   buf->self_k.assign(layers, nullptr);
   buf->self_v.assign(layers, nullptr);
+  size_t cross_max = 0;
   for (size_t l = 0; l < layers; ++l) {
     const size_t self_inner = model.decoder_layers[l].self_attn.inner();
     const size_t cross_inner = model.decoder_layers[l].cross_attn.inner();
-    if (cross_inner > 0) buf->cross_kv[l] = c.Take<float>({N, 2 * cross_inner});
+    cross_max = std::max(cross_max, cross_inner);
+    if (cross_inner > 0) {
+      buf->cross_k[l] = c.Take<float>({N, cross_inner});
+      buf->cross_v[l] = c.Take<float>({N, cross_inner});
+    }
     if (self_inner > 0) {
       buf->self_k[l] = c.Take<float>({R, T, self_inner});
       buf->self_v[l] = c.Take<float>({R, T, self_inner});
@@ -76,6 +82,7 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
   buf->enc_tmp = c.Take<float>({N, d});
   buf->enc_ffn = c.Take<float>({N, static_cast<size_t>(dims.encoder_ffn_dim)});
   buf->enc_ids = c.Take<int32_t>({N});
+  buf->enc_kv = c.Take<float>({N, 2 * cross_max});
   const size_t encoder_end = c.Mark();
   c.Rewind(phase);
   buf->dec_y = c.Take<float>({R, d});

@@ -138,7 +138,23 @@ TEST_P(AttentionTest, MatchesReference) {
   std::vector<float> out(c.queries * out_stride + 1, 42.0f), scores(c.keys);
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   kernels::Attention(q, stride, c.queries, k, stride, v, stride, c.keys,
-                     {c.heads, c.head_dim, scale}, out.data(), out_stride, scores.data());
+                     {c.heads, c.head_dim, scale, c.head_dim}, out.data(), out_stride, scores.data());
+  // The same keys and values head-major ([head][key][head_dim], the caches' layout) give
+  // bit-identical results.
+  std::vector<float> kt(c.heads * c.keys * c.head_dim + 1), vt(kt.size());
+  for (size_t h = 0; h < c.heads; ++h) {
+    for (size_t j = 0; j < c.keys; ++j) {
+      for (size_t e = 0; e < c.head_dim; ++e) {
+        kt[(h * c.keys + j) * c.head_dim + e] = k[j * stride + h * c.head_dim + e];
+        vt[(h * c.keys + j) * c.head_dim + e] = v[j * stride + h * c.head_dim + e];
+      }
+    }
+  }
+  std::vector<float> out_t(out.size(), 42.0f);
+  kernels::Attention(q, stride, c.queries, kt.data(), c.head_dim, vt.data(), c.head_dim, c.keys,
+                     {c.heads, c.head_dim, scale, c.keys * c.head_dim}, out_t.data(), out_stride,
+                     scores.data());
+  EXPECT_EQ(out_t, out);
   for (size_t i = 0; i < c.queries; ++i) {
     for (size_t h = 0; h < c.heads; ++h) {
       std::vector<double> s(c.keys);

@@ -11,8 +11,8 @@ void AttentionHead(size_t h, const float* q, size_t q_stride, size_t num_queries
                    size_t k_stride, const float* v, size_t v_stride, size_t num_keys,
                    const AttentionShape& shape, float* out, size_t out_stride, float* scores) {
   const size_t hd = shape.head_dim;
-  const float* kh = k + h * hd;
-  const float* vh = v + h * hd;
+  const float* kh = k + h * shape.kv_head_stride;
+  const float* vh = v + h * shape.kv_head_stride;
   // All queries of one head in a row: the head's keys and values (num_keys * head_dim floats
   // each) stay in cache while every query visits them.
   for (size_t i = 0; i < num_queries; ++i) {

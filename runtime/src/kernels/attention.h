@@ -12,12 +12,16 @@ struct AttentionShape {
   size_t num_heads = 0;  // kept heads; 0 writes nothing
   size_t head_dim = 0;
   float scale = 1.0f;  // multiplies q.k (head_dim^-0.5 of the source model)
+  // Floats between heads in K and V: head_dim when a row holds all heads side by side (the
+  // fused projection output); T * head_dim for a head-major cache [head][position][head_dim].
+  size_t kv_head_stride = 0;
 };
 
 // For every query row i < num_queries and head h < num_heads:
 //   s_j = (q[i, h] . k[j, h]) * scale            for j < num_keys
 //   out[i, h] = sum_j softmax(s)_j * v[j, h]
-// where x[i, h] is the head_dim floats at x + i * x_stride + h * head_dim. No mask: the caller
+// where q[i, h] / out[i, h] are the head_dim floats at x + i * x_stride + h * head_dim and
+// k[j, h] / v[j, h] those at x + h * kv_head_stride + j * x_stride. No mask: the caller
 // passes only the keys a query may see (the sentence's own source tokens, the cache up to the
 // current step). `scores` is scratch of num_keys floats. num_keys > 0. No allocation.
 void Attention(const float* q, size_t q_stride, size_t num_queries, const float* k,
