@@ -1,9 +1,11 @@
 // Search behaviour the reference comparison does not isolate: PAD is never produced, the
-// maximum length cuts unfinished hypotheses, and threads do not change results.
+// maximum length cuts unfinished hypotheses, and threads (a pool, or translators on several
+// threads sharing one model) do not change results.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
+#include <thread>
 
 #include "tests/runtime/test_model.h"
 
@@ -109,6 +111,50 @@ TEST(ThreadingTest, TwoThreadsMatchOne) {
       }
     }
   }
+}
+
+// One Model shared read-only by Translators on several threads: each thread's results equal
+// those of a lone Translator (the Model is immutable after Load; XNNPACK is initialised once).
+TEST(ConcurrencyTest, TranslatorsOnThreadsShareOneModel) {
+  ModelOptions o;
+  o.eos_bias = 1.0f;
+  o.kept = {{1, 2}, {0}, {}, {0, 1, 2, 3}, {3}, {1}};
+  auto tm = testing::BuildModel(o);
+  ASSERT_NE(tm->model, nullptr);
+  TranslatorLimits limits;
+  limits.max_batch = 2;
+  limits.max_source_tokens = 16;
+  limits.max_target_tokens = 12;
+  limits.max_beam = 3;
+  std::vector<std::vector<int32_t>> sources;
+  for (uint32_t s = 0; s < 24; ++s) sources.push_back(testing::RandomSource(o, 1 + s % 15, 200 + s));
+  auto translate_all = [&](Translator& tr, std::vector<std::vector<int32_t>>* out) {
+    SearchOptions so;
+    so.beam_size = 3;
+    for (const auto& src : sources) {
+      const TokenSpan span{src.data(), src.size()};
+      if (!tr.TranslateIds(&span, 1, so).ok()) return;
+      const HypothesisView h = tr.hypothesis(0, 0);
+      out->emplace_back(h.ids, h.ids + h.size);
+    }
+  };
+  auto lone = Translator::Create(tm->model, limits);
+  ASSERT_TRUE(lone.ok());
+  std::vector<std::vector<int32_t>> want;
+  translate_all(**lone, &want);
+  ASSERT_EQ(want.size(), sources.size());
+
+  constexpr int kThreads = 4;
+  std::vector<std::vector<int32_t>> got[kThreads];
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      auto tr = Translator::Create(tm->model, limits);  // created concurrently, too
+      if (tr.ok()) translate_all(**tr, &got[i]);
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int i = 0; i < kThreads; ++i) EXPECT_EQ(got[i], want) << "thread " << i;
 }
 
 }  // namespace
