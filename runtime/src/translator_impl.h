@@ -9,6 +9,10 @@
 //   3. Scratch reused per step: the encoder and decoder scratch share bytes (the encoder's is
 //      dead once the cross-attention K/V are computed).
 //
+// Threads: one call at a time per Translator (headwise.hpp). Within a call the Translator's
+// pool runs the XNNPACK operators and the attention heads (parallel.h); everything else runs
+// on the calling thread. The Model is only read.
+//
 // Shapes use B = max_batch, S = max_source_tokens, T = max_target_tokens, K = max_beam,
 // R = B * K decoder rows (= cache slots), N = B * S packed source rows, d = d_model, V = vocab,
 // I = kept heads * head_dim of the block in question.
@@ -63,7 +67,6 @@ struct Buffers {
   float* enc_ctx = nullptr;  // [N, I_max]
   float* enc_tmp = nullptr;  // [N, d]
   float* enc_ffn = nullptr;  // [N, ffn]
-  int32_t* enc_ids = nullptr;  // [N]
 
   // Decoder scratch (one row per live hypothesis).
   float* dec_y = nullptr;    // [R, d]

@@ -81,7 +81,6 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
   buf->enc_ctx = c.Take<float>({N, enc_inner});
   buf->enc_tmp = c.Take<float>({N, d});
   buf->enc_ffn = c.Take<float>({N, static_cast<size_t>(dims.encoder_ffn_dim)});
-  buf->enc_ids = c.Take<int32_t>({N});
   buf->enc_kv = c.Take<float>({N, 2 * cross_max});
   const size_t encoder_end = c.Mark();
   c.Rewind(phase);
