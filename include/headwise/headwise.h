@@ -18,6 +18,8 @@
  *   hw_translator_free(tr);
  *   hw_model_free(model);
  *
+ * Arguments: every params pointer may be NULL (defaults); a NULL handle or output pointer is
+ * HW_ERR_INVALID_ARGUMENT; on failure output pointers are set to NULL.
  * Ownership: every *_create / *_load has its *_free; freeing NULL is a no-op. A translator
  * holds a reference on its model, so the model may be freed first. Strings returned by
  * accessors belong to the object they came from.
@@ -92,6 +94,7 @@ hw_search_params hw_search_default_params(void);
 /* params may be NULL for the defaults. */
 hw_status hw_model_load(const char* path, const hw_load_params* params, hw_model** out_model);
 void hw_model_free(hw_model* model);
+/* 0 for NULL. */
 int hw_model_vocab_size(const hw_model* model);
 
 hw_status hw_translator_create(const hw_model* model, const hw_translator_params* params,
@@ -105,6 +108,7 @@ size_t hw_result_num_sentences(const hw_result* result);
 size_t hw_result_num_hypotheses(const hw_result* result, size_t sentence);
 /* NULL when out of range. */
 const char* hw_result_text(const hw_result* result, size_t sentence, size_t k);
+/* NAN when out of range. */
 float hw_result_score(const hw_result* result, size_t sentence, size_t k);
 void hw_result_free(hw_result* result);
 
@@ -112,6 +116,8 @@ void hw_result_free(hw_result* result);
  * Results stay in the translator until its next call. */
 hw_status hw_translate_ids(hw_translator* translator, const int32_t* const* ids,
                            const size_t* lengths, size_t n, const hw_search_params* params);
+/* 0 unless the translator's last call was a successful hw_translate_ids (hw_translate
+ * replaces the translator's results). */
 size_t hw_translator_num_hypotheses(const hw_translator* translator, size_t sentence);
 /* Writes the hypothesis' ids pointer, length and score; returns HW_ERR_INVALID_ARGUMENT when
  * out of range. */

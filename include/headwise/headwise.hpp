@@ -102,7 +102,9 @@ class Model {
 
   // Text <-> ids with the embedded tokenizers. Thread-safe.
   // EncodeSource: SentencePiece pieces of `text` mapped through the vocabulary (unknown pieces
-  // -> unk), followed by EOS. Errors: kInvalidUtf8 (with the byte offset), kTokenizer.
+  // -> unk), followed by EOS. Text is text: "</s>" typed in it is not the EOS token. Blank text
+  // encodes to [EOS]. Errors: kInvalidUtf8 (with the byte offset), kTokenizer (also when the
+  // model file carries no tokenizer).
   Result<std::vector<int32_t>> EncodeSource(const std::string& text) const;
   // DecodeTarget: ids -> pieces -> text; special ids (pad, eos, unk) are skipped.
   Result<std::string> DecodeTarget(const int32_t* ids, size_t size) const;
@@ -179,9 +181,13 @@ class Translator {
   // logits (PAD not masked) to `logits`. No heap allocation.
   Status ForcedLogits(TokenSpan source, TokenSpan target, float* logits);
 
-  // Text in, text out; empty or whitespace-only lines give an empty translation without
-  // running the model. A line longer than max_source_tokens is an error (kInputTooLong),
-  // never silently truncated. Batches larger than max_batch are split.
+  // Text in, text out. Per line: an empty or blank line (Unicode White_Space and control
+  // characters only) gives one empty hypothesis (score 0, finished) without running the model;
+  // control characters (U+0000-001F, U+007F-009F) count as spaces; invalid UTF-8 is
+  // kInvalidUtf8 naming "texts[i]" and the byte offset; a line longer than max_source_tokens is
+  // kInputTooLong naming the line and its token count, never silently truncated. Any failing
+  // line fails the whole call. Options are checked even when every line is blank. Batches
+  // larger than max_batch are split (lines of similar length grouped); results keep input order.
   Result<std::vector<std::vector<TextHypothesis>>> Translate(const std::vector<std::string>& texts,
                                                              const SearchOptions& options);
 
