@@ -182,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tensor type in model.safetensors (gates stay F32)")
     x.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     x.set_defaults(func=_lazy("evaluate", "run_export"))
+
+    from . import prune_cli
+    prune_cli.register(sub)  # prune, prune-eval
     return p
 
 
