@@ -278,10 +278,16 @@ def test_prune_eval_variants(corpus, tmp_path):
     args = cli.build_parser().parse_args([
         "prune-eval", "--model", str(tmp_path / "ckpt"), "--data", str(corpus / "data"),
         "--keep-heads", "*.*=all", "--keep-heads", "enc.*=none", "--threads", "1",
-        "--hyps-dir", str(tmp_path / "hyps"), "--json", str(tmp_path / "scores.json")])
+        "--hyps-dir", str(tmp_path / "hyps"), "--json", str(tmp_path / "scores.json"),
+        "--baseline", str(corpus / "start"), "--pruning-run", str(tmp_path / "run")])
     result = run_prune_eval(args, log=quiet)
     by = {v["variant"]: v for v in result["variants"]}
-    assert list(by) == ["full", "gated", "keep:*.*=all", "keep:enc.*=none"]
+    assert list(by) == ["baseline", "full", "gated", "keep:*.*=all", "keep:enc.*=none"]
+    assert result["baseline"] == f"checkpoint {corpus / 'start'}"
+    assert by["baseline"]["heads_kept"]["kept"] == 16
+    run = result["pruning_run"]
+    assert run["steps"] == 8 and run["lambda"] == 1.0 and run["penalty"] == "sum"
+    assert run["from"].endswith("gated-start") and run["train_seconds"] > 0
     assert by["full"]["heads_kept"]["kept"] == 16
     assert by["keep:*.*=all"]["bleu_detail"] == by["full"]["bleu_detail"]
     gated = load_checkpoint(tmp_path / "ckpt")
@@ -295,4 +301,4 @@ def test_prune_eval_variants(corpus, tmp_path):
     gated_hyps = (tmp_path / "hyps" / "gated.test.txt").read_text(encoding="utf-8")
     assert gated_hyps == "".join(h + "\n" for h in stripped)
     assert len(stripped) == result["sentences"] > 0
-    assert json.loads((tmp_path / "scores.json").read_text())["variants"][1]["variant"] == "gated"
+    assert json.loads((tmp_path / "scores.json").read_text())["variants"][2]["variant"] == "gated"

@@ -102,7 +102,17 @@ def run_prune_eval(args, log=print) -> dict:
     result = {"model": start.description, "split": args.split, "sentences": n,
               "search": "greedy" if args.beam <= 1 else f"beam {args.beam}",
               "length_penalty": args.length_penalty, "variants": []}
-    for name, layout in variants:
+    runs = [(model, name, layout) for name, layout in variants]
+    if args.baseline:
+        base_start = load_start_model(args.baseline)
+        base = base_start.model.eval()
+        check_vocab_size(base, len(vocab), vocab_dir)
+        result["baseline"] = base_start.description
+        full = {name: list(range(attn.num_heads)) for name, _, _, attn in base.attention_blocks()}
+        runs.insert(0, (base, "baseline", full))
+    if args.pruning_run:
+        result["pruning_run"] = pruning_run_facts(args.pruning_run)
+    for model, name, layout in runs:
         scores = evaluate_layout(model, layout, split.src[:n], split.tgt_text[:n], vocab,
                                  args.beam, args.batch_size, args.length_penalty)
         hyps = scores.pop("hyps")
@@ -126,3 +136,24 @@ def run_prune_eval(args, log=print) -> dict:
 
 
 DEFAULT_VARIANTS = "full,gated"
+
+
+def pruning_run_facts(run_dir: str) -> dict:
+    """What a pruning run did: start point, penalty, steps, time, dev history."""
+    from . import prune_log, run_state
+    ckpts = run_state.list_checkpoints(run_dir)
+    if not ckpts:
+        raise PruneEvalError(f"--pruning-run {run_dir}: no ckpt-*.pt found")
+    state = run_state.load_checkpoint_file(ckpts[-1][1])
+    if "prune_args" not in state:
+        raise PruneEvalError(f"--pruning-run {run_dir}: expected a pruning run, found a "
+                             f"training run")
+    a = state["prune_args"]
+    start = next((r for r in prune_log.read_log(run_dir) if r["event"] == "start"), {})
+    return {"from": state["start"], "steps": state["step"],
+            "train_seconds": round(float(state.get("train_seconds", 0.0)), 1),
+            "lambda": a["lam"], "penalty": a["penalty"],
+            "penalty_meaning": start.get("penalty_meaning"), "types": a["types"],
+            "encoder_only": a["encoder_only"], "lr": a["lr"], "gate_lr": a["gate_lr"],
+            "warmup": a["warmup"], "max_tokens": a["max_tokens"],
+            "init_log_alpha": a["init_log_alpha"], "dev_history": state.get("history", [])}
