@@ -21,7 +21,7 @@ from headwise_trainer.gates import attach_gates, gates, head_layout, strip_heads
 from headwise_trainer.keep_heads import KeepHeadsError, apply_spec, parse_spec  # noqa: E402
 from headwise_trainer.model import MarianMTModel  # noqa: E402
 from headwise_trainer.prune import PruneError, penalty, run_prune  # noqa: E402
-from headwise_trainer.prune_eval import run_prune_eval  # noqa: E402
+from headwise_trainer.prune_eval import pruning_run_facts, run_prune_eval  # noqa: E402
 from headwise_trainer.prune_log import read_log  # noqa: E402
 from headwise_trainer.spm_vocab import Vocab  # noqa: E402
 from headwise_trainer.train import smoothed_loss  # noqa: E402
@@ -288,6 +288,8 @@ def test_prune_eval_variants(corpus, tmp_path):
     run = result["pruning_run"]
     assert run["steps"] == 8 and run["lambda"] == 1.0 and run["penalty"] == "sum"
     assert run["from"].endswith("gated-start") and run["train_seconds"] > 0
+    one = pruning_run_facts(run_state.list_checkpoints(str(tmp_path / "run"))[-1][1])
+    assert one["steps"] == 8 and one["checkpoint"] == run["checkpoint"]
     assert by["full"]["heads_kept"]["kept"] == 16
     assert by["keep:*.*=all"]["bleu_detail"] == by["full"]["bleu_detail"]
     gated = load_checkpoint(tmp_path / "ckpt")

@@ -105,9 +105,9 @@ def register(sub) -> None:
     e.add_argument("--baseline", metavar="PATH",
                    help="also score this model (e.g. the unpruned start point) with every head, "
                         "as variant 'baseline'")
-    e.add_argument("--pruning-run", metavar="RUN_DIR",
-                   help="record this pruning run's start point, lambda, steps and time in the "
-                        "JSON")
+    e.add_argument("--pruning-run", metavar="RUN_DIR|CKPT",
+                   help="record this pruning run's (or checkpoint's) start point, lambda, steps "
+                        "and time in the JSON")
     e.add_argument("--beam", type=int, default=1, help="1 = greedy (default)")
     e.add_argument("--length-penalty", type=float, default=1.0)
     e.add_argument("--batch-size", type=int, default=64)

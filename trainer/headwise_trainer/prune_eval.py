@@ -139,18 +139,23 @@ DEFAULT_VARIANTS = "full,gated"
 
 
 def pruning_run_facts(run_dir: str) -> dict:
-    """What a pruning run did: start point, penalty, steps, time, dev history."""
+    """What a pruning run did (its newest checkpoint, or the ckpt-*.pt given): start point,
+    penalty, steps, time, dev history."""
     from . import prune_log, run_state
-    ckpts = run_state.list_checkpoints(run_dir)
-    if not ckpts:
-        raise PruneEvalError(f"--pruning-run {run_dir}: no ckpt-*.pt found")
-    state = run_state.load_checkpoint_file(ckpts[-1][1])
+    if os.path.isfile(run_dir):  # one checkpoint of the run
+        ckpt, run_dir = run_dir, os.path.dirname(run_dir) or "."
+    else:
+        ckpts = run_state.list_checkpoints(run_dir)
+        if not ckpts:
+            raise PruneEvalError(f"--pruning-run {run_dir}: no ckpt-*.pt found")
+        ckpt = ckpts[-1][1]
+    state = run_state.load_checkpoint_file(ckpt)
     if "prune_args" not in state:
         raise PruneEvalError(f"--pruning-run {run_dir}: expected a pruning run, found a "
                              f"training run")
     a = state["prune_args"]
     start = next((r for r in prune_log.read_log(run_dir) if r["event"] == "start"), {})
-    return {"from": state["start"], "steps": state["step"],
+    return {"from": state["start"], "checkpoint": ckpt, "steps": state["step"],
             "train_seconds": round(float(state.get("train_seconds", 0.0)), 1),
             "lambda": a["lam"], "penalty": a["penalty"],
             "penalty_meaning": start.get("penalty_meaning"), "types": a["types"],
