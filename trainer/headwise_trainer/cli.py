@@ -14,8 +14,25 @@ class CliError(Exception):
     pass
 
 
+def check_outputs(out_dir: str, names: List[str], overwrite: bool, inputs: List[str]) -> None:
+    """Refuses to replace an existing output unless `overwrite`, and an input ever."""
+    targets = [os.path.join(out_dir, n) for n in names]
+    real = {os.path.realpath(t) for t in targets}
+    for p in inputs:
+        if os.path.realpath(p) in real:
+            raise CliError(f"{p} is an input and an output of this command; choose another --out "
+                           "(inputs are never overwritten)")
+    existing = [t for t in targets if os.path.exists(t)]
+    if existing and not overwrite:
+        raise CliError(f"{existing[0]} exists; pass --overwrite to replace the outputs in "
+                       f"{out_dir}")
+
+
 def cmd_data(args) -> None:
     from . import data
+    check_outputs(args.out, [f"{s}.{lang}" for s in data.SPLITS
+                             for lang in (args.src_lang, args.lang)] + ["manifest.json"],
+                  args.overwrite, [p for p in (args.tsv, args.src_file, args.tgt_file) if p])
     if not (0 <= args.dev_percent and 0 <= args.test_percent
             and args.dev_percent + args.test_percent < 100):
         raise CliError(f"--dev-percent {args.dev_percent} and --test-percent "
@@ -49,6 +66,8 @@ def cmd_data(args) -> None:
 
 def cmd_spm(args) -> None:
     from .spm_vocab import train_vocab
+    check_outputs(args.out, ["source.spm", "target.spm", "vocab.json", "vocab_info.json"],
+                  args.overwrite, [])
     train_vocab(args.data, args.out, vocab_size=args.vocab_size, shared=not args.separate,
                 model_type=args.model_type, character_coverage=args.character_coverage)
 
@@ -88,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="drop pairs with a side longer than this (0: no limit; default 400)")
     d.add_argument("--dev-percent", type=int, default=2, help="default 2")
     d.add_argument("--test-percent", type=int, default=2, help="default 2")
+    d.add_argument("--overwrite", action="store_true", help="replace an existing corpus in --out")
     d.set_defaults(func=cmd_data)
 
     s = sub.add_parser("spm", help="train SentencePiece vocabularies (OPUS-MT files)",
@@ -102,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="separate source and target SentencePiece models (joint vocab.json)")
     s.add_argument("--model-type", default="unigram", choices=["unigram", "bpe"])
     s.add_argument("--character-coverage", type=float, default=1.0)
+    s.add_argument("--overwrite", action="store_true",
+                   help="replace existing vocabulary files in --out")
     s.set_defaults(func=cmd_spm)
 
     t = sub.add_parser("train", help="train a MarianMT model (resumable, DDP with torchrun)",
