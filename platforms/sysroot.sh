@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds build/sysroot-ARCH (ARCH = aarch64 | armhf) from Debian's arm64 / armhf packages:
+# apt-get download + dpkg -x of the packages listed in platforms/sysroot-packages.txt.
+# The -dev packages cannot be co-installed with the host's, so they are unpacked, never
+# installed. Downloads are cached in build/sysroot-cache/ARCH; a second run with the same
+# package versions changes nothing (a stamp file records what was unpacked).
+# Usage: platforms/sysroot.sh aarch64|armhf      Prints the sysroot path on its last line.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+arch="${1:-}"
+case "$arch" in
+  aarch64) deb_arch=arm64 triplet=aarch64-linux-gnu ;;
+  armhf) deb_arch=armhf triplet=arm-linux-gnueabihf ;;
+  *) echo "usage: $0 aarch64|armhf" >&2; exit 2 ;;
+esac
+sysroot="$root/build/sysroot-$arch"
+cache="$root/build/sysroot-cache/$arch"
+mapfile -t packages < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$here/sysroot-packages.txt")
+
+SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+apt_opts=()  # as root, apt's _apt sandbox user cannot write into the cache directory
+[[ $(id -u) -eq 0 ]] && apt_opts=(-o APT::Sandbox::User=root)
+# apt needs the foreign architecture in its lists to download its packages.
+if ! dpkg --print-foreign-architectures | grep -qx "$deb_arch"; then
+  echo "sysroot: adding architecture $deb_arch"
+  $SUDO dpkg --add-architecture "$deb_arch"
+  $SUDO apt-get update -qq
+elif ! apt-cache show --no-all-versions "libc6:$deb_arch" >/dev/null 2>&1; then
+  $SUDO apt-get update -qq
+fi
+
+# The candidate version of each package decides the .deb file name; cached files are reused.
+mkdir -p "$cache"
+debs=()
+for p in "${packages[@]}"; do
+  spec="$p:$deb_arch"
+  info="$(apt-cache show --no-all-versions "$spec" 2>/dev/null || true)"
+  if [[ -z "$info" ]]; then  # Architecture: all packages (nlohmann-json3-dev) have no :arch
+    spec="$p"
+    info="$(apt-cache show --no-all-versions "$spec" 2>/dev/null || true)"
+    grep -qx 'Architecture: all' <<<"$info" || info=""
+  fi
+  version="$(sed -n 's/^Version: //p' <<<"$info" | head -1)"
+  pkg_arch="$(sed -n 's/^Architecture: //p' <<<"$info" | head -1)"
+  if [[ -z "$version" ]]; then
+    echo "sysroot: package $p:$deb_arch is not in apt's lists" >&2; exit 1
+  fi
+  file="${p}_${version//:/%3a}_${pkg_arch}.deb"
+  if [[ ! -s "$cache/$file" ]]; then
+    echo "sysroot: downloading $spec $version"
+    (cd "$cache" && apt-get download -qq "${apt_opts[@]}" "$spec=$version")
+  fi
+  [[ -s "$cache/$file" ]] || { echo "sysroot: $file missing after download" >&2; exit 1; }
+  debs+=("$file")
+done
+
+stamp="$sysroot/.headwise-sysroot"
+wanted="$(printf '%s\n' "${debs[@]}" | sort)"
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$wanted" ]]; then
+  echo "sysroot: $sysroot is up to date (${#debs[@]} packages)"
+  echo "$sysroot"
+  exit 0
+fi
+
+rm -rf "$sysroot.tmp"
+mkdir -p "$sysroot.tmp"
+for f in "${debs[@]}"; do dpkg -x "$cache/$f" "$sysroot.tmp"; done
+
+# Absolute symlinks (e.g. .so -> /lib/...) would point into the host; make them relative.
+while IFS= read -r link; do
+  target="$(readlink "$link")"
+  if [[ "$target" == /* ]]; then
+    ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$sysroot.tmp$target")" "$link"
+  fi
+done < <(find "$sysroot.tmp" -type l)
+
+# Every shared library must find what it needs inside the sysroot (or it would fail at link
+# time or under qemu with a confusing message).
+libdirs=("$sysroot.tmp/lib/$triplet" "$sysroot.tmp/usr/lib/$triplet" "$sysroot.tmp/lib" "$sysroot.tmp/usr/lib")
+missing=0
+while IFS= read -r so; do
+  while IFS= read -r need; do
+    found=0
+    # gconv modules load their helper libraries from their own directory.
+    for d in "$(dirname "$so")" "${libdirs[@]}"; do [[ -e "$d/$need" ]] && { found=1; break; }; done
+    if ((!found)); then
+      echo "sysroot: ${so#"$sysroot.tmp"} needs $need, which no listed package provides" >&2
+      missing=1
+    fi
+  done < <(readelf -d "$so" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+done < <(find "$sysroot.tmp" -type f -name '*.so*' ! -name '*.py')
+((missing == 0)) || exit 1
+
+echo "$wanted" >"$sysroot.tmp/.headwise-sysroot"
+rm -rf "$sysroot"
+mv "$sysroot.tmp" "$sysroot"
+echo "sysroot: unpacked ${#debs[@]} packages into $sysroot"
+echo "$sysroot"
