@@ -2,6 +2,7 @@
 # Installs every dependency headwise needs from Debian's archive. Idempotent: packages already
 # present are skipped, and apt-get runs only when something is missing.
 # Usage: scripts/setup.sh [--arm]   (--arm adds the cross toolchains and qemu-user)
+# openjdk-17-jdk-headless: javac/java/jni.h for the JNI binding's test (platforms/android).
 set -euo pipefail
 
 PACKAGES=(
@@ -12,6 +13,7 @@ PACKAGES=(
   nlohmann-json3-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-numpy python3-sentencepiece python3-pytest python3-tqdm
   libopenblas0-pthread
+  openjdk-17-jdk-headless
 )
 # Packages whose message catalogs make the gettext parallel corpus (trainer/headwise-train data).
 # Kept in trainer/corpus_packages.txt so the corpus is reproducible; installed here too.

@@ -1,0 +1,136 @@
+package org.headwise;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A loaded model and one translator over the headwise C API (headwise.h), for Android apps and
+ * any JVM. Text crosses the boundary as UTF-8 bytes (not JNI's modified UTF-8), so characters
+ * outside the BMP arrive intact.
+ *
+ * <pre>
+ *   try (Translator t = new Translator("/data/.../model.hwm")) {
+ *     String[] out = t.translate("Open the file.", "Close the window.");
+ *   }
+ * </pre>
+ *
+ * Threads: one call at a time per Translator (the methods are synchronized); use one
+ * Translator per thread for parallel work. close() frees the native objects; calls after it
+ * throw IllegalStateException. Failures throw HeadwiseException with the C status.
+ */
+public final class Translator implements AutoCloseable {
+  static {
+    System.loadLibrary("headwise_jni");
+  }
+
+  /** Translator limits; the defaults are hw_translator_default_params(). */
+  public static final class Options {
+    public int maxBatch;
+    public int maxSourceTokens;
+    public int maxTargetTokens;
+    public int maxBeam;
+    public int numThreads;
+    public long maxMemoryBytes;
+
+    public Options() {
+      long[] d = nativeTranslatorDefaults();
+      maxBatch = (int) d[0];
+      maxSourceTokens = (int) d[1];
+      maxTargetTokens = (int) d[2];
+      maxBeam = (int) d[3];
+      numThreads = (int) d[4];
+      maxMemoryBytes = d[5];
+    }
+  }
+
+  /** Search settings; the defaults are hw_search_default_params() (greedy). */
+  public static final class Search {
+    public int beamSize;
+    public float lengthPenalty;
+    public int maxLength;
+
+    public Search() {
+      float[] d = nativeSearchDefaults();
+      beamSize = (int) d[0];
+      lengthPenalty = d[1];
+      maxLength = (int) d[2];
+    }
+  }
+
+  /** The best hypothesis of one input line. */
+  public static final class Result {
+    public final String text;
+    public final float score;
+
+    Result(String text, float score) {
+      this.text = text;
+      this.score = score;
+    }
+  }
+
+  private long handle;
+
+  public Translator(String modelPath) throws HeadwiseException {
+    this(modelPath, new Options());
+  }
+
+  public Translator(String modelPath, Options options) throws HeadwiseException {
+    long[] limits = {options.maxBatch, options.maxSourceTokens, options.maxTargetTokens,
+                     options.maxBeam, options.numThreads, options.maxMemoryBytes};
+    handle = nativeOpen(modelPath.getBytes(StandardCharsets.UTF_8), limits);
+  }
+
+  /** The runtime's version string (hw_version). */
+  public static native String version();
+
+  /** Target vocabulary size of the loaded model. */
+  public synchronized int vocabSize() {
+    return nativeVocabSize(checkOpen());
+  }
+
+  /** Greedy translations of texts, in order. */
+  public String[] translate(String... texts) throws HeadwiseException {
+    Result[] results = translate(texts, new Search());
+    String[] out = new String[results.length];
+    for (int i = 0; i < results.length; ++i) out[i] = results[i].text;
+    return out;
+  }
+
+  /**
+   * Translations of texts with the given search, in order. More than Options.maxBatch texts
+   * are split into batches by the runtime; one failing line fails the call (hw_translate).
+   */
+  public synchronized Result[] translate(String[] texts, Search search) throws HeadwiseException {
+    long h = checkOpen();
+    byte[][] utf8 = new byte[texts.length][];
+    for (int i = 0; i < texts.length; ++i) utf8[i] = texts[i].getBytes(StandardCharsets.UTF_8);
+    float[] scores = new float[texts.length];
+    byte[][] out = nativeTranslate(h, utf8, search.beamSize, search.lengthPenalty,
+                                   search.maxLength, scores);
+    Result[] results = new Result[out.length];
+    for (int i = 0; i < out.length; ++i) {
+      results[i] = new Result(new String(out[i], StandardCharsets.UTF_8), scores[i]);
+    }
+    return results;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (handle != 0) {
+      nativeClose(handle);
+      handle = 0;
+    }
+  }
+
+  private long checkOpen() {
+    if (handle == 0) throw new IllegalStateException("headwise Translator is closed");
+    return handle;
+  }
+
+  private static native long[] nativeTranslatorDefaults();
+  private static native float[] nativeSearchDefaults();
+  private static native long nativeOpen(byte[] pathUtf8, long[] limits) throws HeadwiseException;
+  private static native int nativeVocabSize(long handle);
+  private static native byte[][] nativeTranslate(long handle, byte[][] textsUtf8, int beamSize,
+      float lengthPenalty, int maxLength, float[] scoresOut) throws HeadwiseException;
+  private static native void nativeClose(long handle);
+}

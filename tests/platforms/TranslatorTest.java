@@ -1,0 +1,105 @@
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.List;
+import org.headwise.HeadwiseException;
+import org.headwise.Translator;
+
+/**
+ * The JNI binding on the host JVM: java TranslatorTest MODEL NO_TOKENIZER_MODEL INPUTS EXPECTED.
+ * EXPECTED holds headwise-translate's greedy output for the lines of INPUTS (same C API path),
+ * so equal lines prove the binding passes text, options and results through unchanged.
+ */
+public final class TranslatorTest {
+  private static int failures = 0;
+
+  private static void check(boolean ok, String what) {
+    System.out.println((ok ? "ok: " : "FAIL: ") + what);
+    if (!ok) failures++;
+  }
+
+  public static void main(String[] args) throws Exception {
+    String model = args[0];
+    String noTokenizer = args[1];
+    List<String> inputs = Files.readAllLines(Paths.get(args[2]), StandardCharsets.UTF_8);
+    List<String> expected = Files.readAllLines(Paths.get(args[3]), StandardCharsets.UTF_8);
+    check(inputs.size() == expected.size() && inputs.size() >= 3, "inputs and expected lines");
+
+    check(!Translator.version().isEmpty(), "version() = " + Translator.version());
+    Translator.Options o = new Translator.Options();
+    check(o.maxBatch == 8 && o.maxSourceTokens == 256 && o.maxTargetTokens == 256
+              && o.maxBeam == 4 && o.numThreads == 1 && o.maxMemoryBytes == 0,
+          "Options defaults are hw_translator_default_params()");
+    Translator.Search s = new Translator.Search();
+    check(s.beamSize == 1 && s.lengthPenalty == 1.0f && s.maxLength == 0,
+          "Search defaults are hw_search_default_params()");
+
+    try (Translator t = new Translator(model)) {
+      check(t.vocabSize() > 0, "vocabSize() = " + t.vocabSize());
+      String[] batch = t.translate(inputs.toArray(new String[0]));
+      check(batch.length == inputs.size(), "one translation per input");
+      for (int i = 0; i < batch.length; ++i) {
+        check(batch[i].equals(expected.get(i)),
+              "line " + (i + 1) + " equals headwise-translate: '" + batch[i] + "'");
+        String alone = t.translate(inputs.get(i))[0];
+        check(alone.equals(batch[i]), "line " + (i + 1) + " alone equals its batch result");
+      }
+      Translator.Search beam = new Translator.Search();
+      beam.beamSize = 2;
+      Translator.Result[] r = t.translate(new String[] {inputs.get(0)}, beam);
+      check(r.length == 1 && r[0].text != null && Float.isFinite(r[0].score) && r[0].score <= 0f,
+            "beam 2: score " + r[0].score);
+
+      // The text path splits batches over maxBatch; results keep input order.
+      String[] many = new String[2 * o.maxBatch + 1];
+      for (int i = 0; i < many.length; ++i) many[i] = inputs.get(i % inputs.size());
+      String[] manyOut = t.translate(many);
+      boolean same = manyOut.length == many.length;
+      for (int i = 0; same && i < many.length; ++i) same = manyOut[i].equals(batch[i % inputs.size()]);
+      check(same, many.length + " lines (over maxBatch) keep their order and translations");
+
+      Translator.Search wide = new Translator.Search();
+      wide.beamSize = o.maxBeam + 1;
+      try {
+        t.translate(new String[] {inputs.get(0)}, wide);
+        check(false, "a beam over maxBeam throws");
+      } catch (HeadwiseException e) {
+        check(e.status() != 0, "a beam over maxBeam throws " + e.getMessage());
+      }
+      t.close();
+      t.close();
+      try {
+        t.translate("Hello.");
+        check(false, "translate after close throws");
+      } catch (IllegalStateException e) {
+        check(true, "translate after close throws IllegalStateException");
+      }
+    }
+
+    try (Translator t = new Translator(model + ".does-not-exist")) {
+      check(false, "a missing model throws");
+    } catch (HeadwiseException e) {
+      check(e.statusName().equals("IO_ERROR") && e.status() == 20
+                && e.getMessage().contains("does-not-exist"),
+            "a missing model throws " + e.getMessage());
+    }
+
+    try (Translator t = new Translator(noTokenizer)) {
+      t.translate("Hello.");
+      check(false, "text on a model without tokenizers throws");
+    } catch (HeadwiseException e) {
+      check(e.status() != 0, "text on a model without tokenizers throws " + e.getMessage());
+    }
+
+    Translator.Options bad = new Translator.Options();
+    bad.maxBatch = -1;
+    try (Translator t = new Translator(model, bad)) {
+      check(false, "a negative limit throws");
+    } catch (HeadwiseException e) {
+      check(e.statusName().equals("INVALID_ARGUMENT"), "a negative limit throws " + e.getMessage());
+    }
+
+    System.out.println(failures == 0 ? "all passed" : failures + " failed");
+    System.exit(failures == 0 ? 0 : 1);
+  }
+}
