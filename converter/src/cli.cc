@@ -11,7 +11,7 @@ namespace {
 
 constexpr char kUsage[] =
     R"(Usage:
-  headwise-convert CHECKPOINT_DIR -o MODEL.hwm [--keep-heads SPEC] [--force]
+  headwise-convert CHECKPOINT_DIR -o MODEL.hwm [--keep-heads SPEC] [--weights FORMAT] [--force]
   headwise-convert inspect MODEL.hwm [--json]
   headwise-convert --help | --version
 
@@ -34,6 +34,10 @@ Options:
                       e.g. 'enc.0=0,3,5;enc.1=;dec.2=all;cross.*=0-3'. Later entries win;
                       blocks no entry names follow their gates. In a file, newlines also
                       separate entries and '#' starts a comment.
+  --weights FORMAT    how weight matrices are stored: fp32 (default), fp16 (half the
+                      size), or int8 (a quarter: per-output-channel scales, symmetric).
+                      Biases and LayerNorm parameters stay fp32. README.md ("Weight
+                      formats") says how each executes and what it costs in quality.
   --force             overwrite an existing output file
   --json              (inspect) print the report as JSON
   -h, --help          this text
@@ -47,8 +51,8 @@ Exit status:
   0  success
   1  invalid or unreadable input (checkpoint or model file), output exists without
      --force, output would overwrite an input, or the output could not be written
-  2  usage error: unknown option, missing or extra argument, or a --keep-heads spec
-     that is malformed or does not fit the checkpoint
+  2  usage error: unknown option, missing or extra argument, an unknown --weights
+     format, or a --keep-heads spec that is malformed or does not fit the checkpoint
 )";
 
 int ExitCodeFor(const Status& status) {
@@ -105,12 +109,13 @@ int RunInspect(const std::vector<std::string>& args, std::ostream& out, std::ost
 
 int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ConvertOptions options;
-  std::optional<std::string> checkpoint, output, keep_heads;
+  std::optional<std::string> checkpoint, output, keep_heads, weights;
   for (size_t i = 0; i < args.size(); ++i) {
     bool missing = false;
     if (OptionValue(args, &i, "-o", &output, &missing) ||
         OptionValue(args, &i, "--output", &output, &missing) ||
-        OptionValue(args, &i, "--keep-heads", &keep_heads, &missing)) {
+        OptionValue(args, &i, "--keep-heads", &keep_heads, &missing) ||
+        OptionValue(args, &i, "--weights", &weights, &missing)) {
       if (missing) return UsageError(err, "option '" + args[i] + "' needs a value");
     } else if (args[i] == "--force") {
       options.force = true;
@@ -127,6 +132,9 @@ int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ost
   options.checkpoint_dir = *checkpoint;
   options.output_path = *output;
   options.keep_heads = keep_heads;
+  if (weights && !ParseWeightFormat(*weights, &options.weights)) {
+    return UsageError(err, "--weights: expected fp32, fp16 or int8, found '" + *weights + "'");
+  }
 
   Result<ConvertSummary> summary = ConvertCheckpoint(options);
   if (!summary.ok()) {

@@ -63,6 +63,7 @@ Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& o) {
   HW_ASSIGN_OR_RETURN(Checkpoint checkpoint, ReadCheckpoint(o.checkpoint_dir));
   HW_ASSIGN_OR_RETURN(ModelSpec spec,
                       CheckpointToSpec(checkpoint, keep_heads ? &*keep_heads : nullptr));
+  ApplyWeightFormat(o.weights, &spec);
   HW_ASSIGN_OR_RETURN(std::vector<uint8_t> image, SerializeModel(spec));
 
   // The image must pass the same structural checks the runtime runs at load.
@@ -87,6 +88,7 @@ Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& o) {
   s.data_bytes = view->data_size;
   s.data_checksum = view->model->data_checksum();
   s.source_dtype = spec.source_dtype;
+  s.weights = WeightFormatName(o.weights);
   s.source_sha256 = spec.source_checkpoint_sha256;
   s.keep_heads_spec = spec.keep_heads_spec;
   s.vocab_size = spec.vocab.size();
@@ -132,8 +134,9 @@ std::string FormatConvertSummary(const ConvertSummary& s) {
   char pct[16];
   std::snprintf(pct, sizeof pct, "%.1f%%", total ? 100.0 * static_cast<double>(kept) / static_cast<double>(total) : 0.0);
   out << "  heads    " << kept << " of " << total << " kept (" << pct << ")\n";
-  out << "  tensors  " << s.tensor_count << ", " << Bytes(s.data_bytes) << " F32 (source "
-      << s.source_dtype << "); vocab " << s.vocab_size << " pieces\n";
+  out << "  tensors  " << s.tensor_count << ", " << Bytes(s.data_bytes) << ", weights "
+      << s.weights << " (source " << s.source_dtype << "); vocab " << s.vocab_size
+      << " pieces\n";
   char checksum[24];
   std::snprintf(checksum, sizeof checksum, "0x%016llx",
                 static_cast<unsigned long long>(s.data_checksum));

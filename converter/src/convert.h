@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/model_layout.h"
+#include "converter/src/model_writer.h"
 #include "headwise/status.hpp"
 
 namespace headwise::convert {
@@ -26,6 +27,7 @@ struct ConvertOptions {
   std::string output_path;
   std::optional<std::string> keep_heads;  // the --keep-heads argument: a file path or inline
   bool force = false;                     // overwrite an existing output
+  WeightFormat weights = WeightFormat::kF32;  // --weights (model_writer.h)
 };
 
 // What was written, for the summary.
@@ -40,6 +42,7 @@ struct ConvertSummary {
   uint64_t data_bytes = 0;
   uint64_t data_checksum = 0;
   std::string source_dtype;
+  std::string weights;  // "fp32", "fp16" or "int8"
   std::string source_sha256;
   std::string keep_heads_spec;
   size_t vocab_size = 0;

@@ -184,8 +184,13 @@ Result<json> InspectModelFile(const std::string& path) {
 
   uint64_t tensor_bytes = 0;
   const std::vector<const sc::Tensor*> tensors = Tables(m.tensors());
-  for (const sc::Tensor* t : tensors) tensor_bytes += t->size();
-  report["tensors"] = {{"count", tensors.size()}, {"bytes", tensor_bytes}};
+  json dtypes = json::object();
+  for (const sc::Tensor* t : tensors) {
+    tensor_bytes += t->size();
+    const std::string dtype = sc::EnumNameDType(t->dtype());
+    dtypes[dtype] = dtypes.value(dtype, 0) + 1;
+  }
+  report["tensors"] = {{"count", tensors.size()}, {"bytes", tensor_bytes}, {"dtypes", dtypes}};
   report["data"] = {{"offset", m.data_offset()},
                     {"size", m.data_size()},
                     {"checksum", Hex64(m.data_checksum())},
@@ -230,7 +235,13 @@ std::string FormatInspectText(const json& r) {
     }
     out << "\n";
   }
-  out << "tensors: " << r["tensors"]["count"] << ", " << r["tensors"]["bytes"] << " bytes\n";
+  out << "tensors: " << r["tensors"]["count"] << ", " << r["tensors"]["bytes"] << " bytes (";
+  std::string sep;
+  for (const auto& [dtype, count] : r["tensors"]["dtypes"].items()) {
+    out << sep << dtype << " " << count.dump();
+    sep = ", ";
+  }
+  out << ")\n";
   out << "data segment: offset " << r["data"]["offset"] << ", " << r["data"]["size"]
       << " bytes, checksum " << r["data"]["checksum"].get<std::string>() << " (verified)\n";
   const json& t = r["tokenizer"];

@@ -80,6 +80,31 @@ Status ValidateGates(const ModelSpec& spec) {
   return Status::Ok();
 }
 
+// The requested storage type can hold the tensor (model_writer.h TensorDType).
+Status ValidateDType(const TensorSpec& t) {
+  switch (t.dtype) {
+    case TensorDType::kF32:
+      return Status::Ok();
+    case TensorDType::kF16:
+      for (size_t i = 0; i < t.data.size(); ++i) {
+        if (std::fabs(t.data[i]) > 65504.0f) {
+          return InvalidCheckpoint(t.name + ": F16 cannot hold " + std::to_string(t.data[i]) +
+                                   " at flat index " + std::to_string(i) +
+                                   " (largest finite F16 is 65504); use --weights fp32");
+        }
+      }
+      return Status::Ok();
+    case TensorDType::kI8:
+      if (t.shape.size() != 2) {
+        return InvalidCheckpoint(t.name + ": I8 (per-row scales) needs a 2-D tensor, found " +
+                                 ShapeToString(t.shape));
+      }
+      return Status::Ok();
+  }
+  return InvalidCheckpoint(t.name + ": unknown dtype " +
+                           std::to_string(static_cast<int>(t.dtype)));
+}
+
 Status ValidateTensors(const ModelSpec& spec) {
   const std::vector<ExpectedTensor> expected = ExpectedTensors(spec.layout, spec.blocks);
   std::unordered_map<std::string, const ExpectedTensor*> by_name;
@@ -113,6 +138,7 @@ Status ValidateTensors(const ModelSpec& spec) {
                                  std::to_string(i));
       }
     }
+    HW_RETURN_IF_ERROR(ValidateDType(t));
   }
   for (const ExpectedTensor& e : expected) {
     if (seen.find(e.name) == seen.end()) {

@@ -11,13 +11,14 @@
 
 #include "common/checksum.h"
 #include "common/format.h"
+#include "common/half.h"
 #include "converter/src/model_writer.h"
 #include "headwise_generated.h"
 
 namespace headwise::convert {
 namespace {
 
-static_assert(FLATBUFFERS_LITTLEENDIAN, "the .hwm data segment is written as little-endian F32");
+static_assert(FLATBUFFERS_LITTLEENDIAN, "the .hwm data segment is written little-endian");
 
 namespace fb = ::flatbuffers;
 namespace sc = ::headwise::schema;
@@ -26,7 +27,35 @@ struct PlacedTensor {
   const TensorSpec* spec;
   uint64_t offset;  // relative to the data segment
   uint64_t size;    // bytes
+  std::vector<uint8_t> encoded;  // the bytes of a F16 / I8 tensor (F32 is copied from data)
+  std::vector<float> scales;     // I8: one per row
 };
+
+// The tensor's bytes in its dtype (model_writer.h TensorDType); F32 needs no copy.
+void Encode(PlacedTensor* p) {
+  const TensorSpec& t = *p->spec;
+  switch (t.dtype) {
+    case TensorDType::kF32:
+      p->size = static_cast<uint64_t>(t.data.size()) * sizeof(float);
+      return;
+    case TensorDType::kF16: {
+      p->encoded.resize(t.data.size() * sizeof(uint16_t));
+      for (size_t i = 0; i < t.data.size(); ++i) {
+        const uint16_t h = FloatToF16(t.data[i]);
+        std::memcpy(p->encoded.data() + i * sizeof h, &h, sizeof h);
+      }
+      break;
+    }
+    case TensorDType::kI8: {
+      std::vector<int8_t> q;
+      p->scales = QuantizeRowsI8(t.data.data(), t.shape[0], t.shape[1], &q);
+      p->encoded.assign(reinterpret_cast<const uint8_t*>(q.data()),
+                        reinterpret_cast<const uint8_t*>(q.data()) + q.size());
+      break;
+    }
+  }
+  p->size = p->encoded.size();
+}
 
 // Canonical order (ExpectedTensors), each tensor at a 64-aligned offset in the segment.
 std::vector<PlacedTensor> PlaceTensors(const ModelSpec& spec, uint64_t* segment_size) {
@@ -35,14 +64,25 @@ std::vector<PlacedTensor> PlaceTensors(const ModelSpec& spec, uint64_t* segment_
   std::vector<PlacedTensor> placed;
   uint64_t cursor = 0;
   for (const ExpectedTensor& e : ExpectedTensors(spec.layout, spec.blocks)) {
-    const TensorSpec* t = by_name.at(e.name);  // ValidateModelSpec guarantees presence
-    const uint64_t size = static_cast<uint64_t>(t->data.size()) * sizeof(float);
+    PlacedTensor p;
+    p.spec = by_name.at(e.name);  // ValidateModelSpec guarantees presence
+    Encode(&p);
     cursor = AlignUp(cursor, kTensorAlignment);
-    placed.push_back({t, cursor, size});
-    cursor += size;
+    p.offset = cursor;
+    cursor += p.size;
+    placed.push_back(std::move(p));
   }
   *segment_size = AlignUp(cursor, kTensorAlignment);
   return placed;
+}
+
+sc::DType ToSchema(TensorDType t) {
+  switch (t) {
+    case TensorDType::kF32: return sc::DType::F32;
+    case TensorDType::kF16: return sc::DType::F16;
+    case TensorDType::kI8: return sc::DType::I8;
+  }
+  return sc::DType::F32;
 }
 
 sc::AttentionKind ToSchema(BlockKind kind) {
@@ -91,8 +131,13 @@ fb::Offset<fb::Vector<fb::Offset<sc::Tensor>>> BuildTensors(
     fb::FlatBufferBuilder& b, const std::vector<PlacedTensor>& placed) {
   std::vector<fb::Offset<sc::Tensor>> tensors;
   for (const PlacedTensor& p : placed) {
+    fb::Offset<sc::Quantization> quantization = 0;
+    if (p.spec->dtype == TensorDType::kI8) {
+      quantization = sc::CreateQuantizationDirect(b, /*axis=*/0, &p.scales, nullptr);
+    }
     tensors.push_back(sc::CreateTensorDirect(b, p.spec->name.c_str(), &p.spec->shape,
-                                             sc::DType::F32, p.offset, p.size));
+                                             ToSchema(p.spec->dtype), p.offset, p.size,
+                                             quantization));
   }
   return b.CreateVector(tensors);
 }
@@ -142,7 +187,10 @@ Result<std::vector<uint8_t>> SerializeModel(const ModelSpec& spec) {
   std::vector<uint8_t> image(data_offset + segment_size, 0);
   uint8_t* segment = image.data() + data_offset;
   for (const PlacedTensor& p : placed) {
-    if (p.size > 0) std::memcpy(segment + p.offset, p.spec->data.data(), p.size);
+    const void* bytes = p.spec->dtype == TensorDType::kF32
+                            ? static_cast<const void*>(p.spec->data.data())
+                            : static_cast<const void*>(p.encoded.data());
+    if (p.size > 0) std::memcpy(segment + p.offset, bytes, p.size);
   }
   const uint64_t checksum = Fnv1a64(segment, segment_size);
 

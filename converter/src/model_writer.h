@@ -18,11 +18,21 @@ namespace headwise::convert {
 
 enum class Activation : uint8_t { kRelu = 0, kSwish = 1, kGelu = 2 };
 
+// How a tensor's values are stored in the file (schema DType).
+//   kF32: as given.
+//   kF16: IEEE binary16, rounded to nearest even; |value| must be <= 65504.
+//   kI8:  2-D only; symmetric per output channel (row r): scale[r] = max_j |v[r, j]| / 127
+//         (1 for an all-zero row), q = round(v / scale[r]) in [-127, 127]; the file holds q
+//         and the row scales (Tensor.quantization, axis 0, no zero point).
+enum class TensorDType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
+
 struct TensorSpec {
   std::string name;
   std::vector<uint32_t> shape;
-  std::vector<float> data;  // row-major, product(shape) values (written as F32)
+  std::vector<float> data;  // row-major, product(shape) values, the tensor's true values
+  TensorDType dtype = TensorDType::kF32;  // the writer encodes `data` in this type
 };
+
 
 struct ModelSpec {
   LayoutConfig layout;
@@ -56,6 +66,23 @@ struct ModelSpec {
   std::string keep_heads_spec;
   std::string source_dtype;
 };
+
+// The weight formats of `headwise-convert --weights`.
+//   fp32: every tensor F32.
+//   fp16: the weight matrices (attention q/k/v/out, fc1, fc2, embeddings, lm_head) F16.
+//   int8: the same matrices I8 with per-row scales.
+// Biases, LayerNorm parameters and final_logits_bias stay F32 in every format.
+enum class WeightFormat : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
+// "fp32", "fp16", "int8".
+const char* WeightFormatName(WeightFormat format);
+// Parses those names; false for anything else.
+bool ParseWeightFormat(const std::string& name, WeightFormat* format);
+// Sets each tensor's dtype for `format` (the matrices above; everything else F32).
+void ApplyWeightFormat(WeightFormat format, ModelSpec* spec);
+// The kI8 encoding of a [rows, cols] matrix: writes the rows * cols quantized values to `q`
+// and returns the row scales (value = q * scale[row]).
+std::vector<float> QuantizeRowsI8(const float* data, size_t rows, size_t cols,
+                                  std::vector<int8_t>* q);
 
 // Everything checked before writing: layout, tensor set and shapes (names the first
 // mismatch: "model.encoder.layers.3.self_attn.q_proj.weight: expected [192, 256], found

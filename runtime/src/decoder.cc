@@ -75,8 +75,8 @@ Status DecoderStep(Translator::Impl& t, size_t rows, size_t step, float* logits)
   Buffers& b = t.buf;
   const size_t d = static_cast<size_t>(dims.d_model);
   const float scale = dims.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.0f;
-  kernels::EmbedTokens(t.m->decoder_embed.f32(), b.row_token, rows, d, scale,
-                       b.positions + step * d, 0, b.dec_y);
+  EmbedTokens(t.m->decoder_embed, b.row_token, rows, d, scale, b.positions + step * d, 0,
+              b.dec_y);
 
   for (size_t l = 0; l < t.decoder_ops.size(); ++l) {
     const DecoderLayerWeights& w = t.m->decoder_layers[l];

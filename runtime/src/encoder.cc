@@ -20,8 +20,8 @@ Status RunEncoder(Translator::Impl& t, const TokenSpan* sources, size_t batch) {
   for (size_t s = 0; s < batch; ++s) {
     b.src_offset[s] = static_cast<int32_t>(rows);
     b.src_len[s] = static_cast<int32_t>(sources[s].size);
-    kernels::EmbedTokens(t.m->encoder_embed.f32(), sources[s].ids, sources[s].size, d, scale,
-                         b.positions, d, b.enc_x + rows * d);
+    EmbedTokens(t.m->encoder_embed, sources[s].ids, sources[s].size, d, scale, b.positions, d,
+                b.enc_x + rows * d);
     rows += sources[s].size;
   }
 

@@ -1,9 +1,26 @@
 #include "layer_common.h"
 
 #include "kernels/activation.h"
+#include "kernels/embedding.h"
 #include "kernels/layernorm.h"
 
 namespace headwise {
+
+void EmbedTokens(const WeightView& table, const int32_t* ids, size_t rows, size_t dim,
+                 float scale, const float* positions, size_t position_stride, float* out) {
+  switch (table.dtype) {
+    case WeightType::kF32:
+      kernels::EmbedTokens(table.f32(), ids, rows, dim, scale, positions, position_stride, out);
+      return;
+    case WeightType::kF16:
+      kernels::EmbedTokensF16(table.f16(), ids, rows, dim, scale, positions, position_stride, out);
+      return;
+    case WeightType::kI8:
+      kernels::EmbedTokensI8(table.i8(), table.scale, ids, rows, dim, scale, positions,
+                             position_stride, out);
+      return;
+  }
+}
 
 Status RunFeedForward(const Translator::Impl& t, const FullyConnected& fc1,
                       const FullyConnected& fc2, const LayerNormWeights& norm,

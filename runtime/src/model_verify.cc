@@ -61,6 +61,42 @@ Result<std::vector<BlockLayout>> ToBlocks(const schema::Model& m) {
   return blocks;
 }
 
+// Weight matrices may be F32, F16 or I8 (with one finite, positive scale per row, axis 0);
+// vectors and final_logits_bias are added to activations and must be F32.
+Status CheckDType(const ExpectedTensor& e, const schema::Tensor& t) {
+  const bool matrix = e.shape.size() == 2 && e.name != "final_logits_bias";
+  const schema::DType dtype = t.dtype();
+  if (dtype == schema::DType::F32) return Status::Ok();
+  if (!matrix || (dtype != schema::DType::F16 && dtype != schema::DType::I8)) {
+    return InvalidModel(e.name + ": dtype " + schema::EnumNameDType(dtype) +
+                        (matrix ? " is not executed by this runtime (F32, F16 or I8)"
+                                : " is not allowed here (biases and LayerNorm parameters are F32)"));
+  }
+  if (dtype == schema::DType::F16) return Status::Ok();
+  const schema::Quantization* q = t.quantization();
+  const auto* scale = q != nullptr ? q->scale() : nullptr;
+  const uint32_t rows = e.shape[0];
+  if (q == nullptr || q->axis() != 0 || scale == nullptr || scale->size() != rows) {
+    return InvalidModel(e.name + ": I8 needs quantization with axis 0 and " +
+                        std::to_string(rows) + " row scales, found " +
+                        (q == nullptr ? std::string("none")
+                                      : "axis " + std::to_string(q->axis()) + " and " +
+                                            std::to_string(scale != nullptr ? scale->size() : 0) +
+                                            " scales"));
+  }
+  if (q->zero_point() != nullptr && q->zero_point()->size() != 0) {
+    return InvalidModel(e.name + ": I8 weights are symmetric; found zero points");
+  }
+  for (flatbuffers::uoffset_t r = 0; r < scale->size(); ++r) {
+    const float v = scale->Get(r);
+    if (!(std::isfinite(v) && v > 0.0f)) {
+      return InvalidModel(e.name + ": row " + std::to_string(r) +
+                          " scale must be finite and > 0, found " + std::to_string(v));
+    }
+  }
+  return Status::Ok();
+}
+
 // Checks every expected tensor against the file and the file against the expectation.
 Result<TensorMap> MatchTensors(const schema::Model& m, const std::vector<ExpectedTensor>& expected) {
   TensorMap found;
@@ -86,10 +122,7 @@ Result<TensorMap> MatchTensors(const schema::Model& m, const std::vector<Expecte
       return InvalidModel(e.name + ": expected " + ShapeToString(e.shape) + ", found " +
                           ShapeToString(shape));
     }
-    if (t.dtype() != schema::DType::F32) {
-      return InvalidModel(e.name + ": dtype " + schema::EnumNameDType(t.dtype()) +
-                          " is not executed by this runtime yet (F32 only)");
-    }
+    HW_RETURN_IF_ERROR(CheckDType(e, t));
   }
   if (found.size() != expected.size()) {
     std::unordered_map<std::string, bool> wanted;
@@ -114,6 +147,11 @@ class WeightBinder {
     WeightView w;
     w.data = data_ + t.offset();
     w.dtype = static_cast<WeightType>(t.dtype());
+    if (w.dtype == WeightType::kI8) {  // CheckDType verified the scales
+      const schema::Quantization* q = t.quantization();
+      const flatbuffers::Vector<float>* scale = q != nullptr ? q->scale() : nullptr;
+      w.scale = scale != nullptr ? scale->data() : nullptr;
+    }
     // MatchTensors compared the shape with a 1-D or 2-D expectation, so it is present.
     const flatbuffers::Vector<uint32_t>* shape = t.shape();
     if (shape == nullptr || shape->size() == 0) return w;

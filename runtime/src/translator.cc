@@ -54,8 +54,10 @@ FcParams ClampFor(ActivationKind a) {
 
 Status CreateOperators(Translator::Impl& t) {
   const Model::Impl& m = *t.m;
-  const FcParams plain;
-  const FcParams ffn1 = ClampFor(m.dims.activation);
+  FcParams plain;
+  plain.int8_scratch = &t.buf.int8;
+  FcParams ffn1 = ClampFor(m.dims.activation);
+  ffn1.int8_scratch = &t.buf.int8;
   for (size_t l = 0; l < m.encoder_layers.size(); ++l) {
     const EncoderLayerWeights& w = m.encoder_layers[l];
     const std::string name = "encoder layer " + std::to_string(l) + " ";

@@ -87,6 +87,10 @@ struct Buffers {
 
   float* logits = nullptr;  // [R, V]
 
+  // Quantized input rows of the int8 operators ([max(N, R), widest input]); empty unless the
+  // model has I8 weights.
+  Int8Scratch int8;
+
   // Source layout of the current call.
   int32_t* src_offset = nullptr;  // [B] first packed row of each sentence
   int32_t* src_len = nullptr;     // [B]

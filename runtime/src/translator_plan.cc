@@ -4,6 +4,28 @@
 
 namespace headwise {
 
+namespace {
+
+bool IsI8(const WeightView& w) { return w.dtype == WeightType::kI8; }
+
+bool IsI8(const AttentionWeights& a) {
+  return IsI8(a.q_w) || IsI8(a.k_w) || IsI8(a.v_w) || IsI8(a.out_w);
+}
+
+// Any I8 matrix (a file may mix dtypes): the int8 operators need the scratch.
+bool HasInt8Weights(const Model::Impl& model) {
+  bool any = IsI8(model.lm_head);
+  for (const EncoderLayerWeights& l : model.encoder_layers) {
+    any = any || IsI8(l.self_attn) || IsI8(l.ffn.fc1_w) || IsI8(l.ffn.fc2_w);
+  }
+  for (const DecoderLayerWeights& l : model.decoder_layers) {
+    any = any || IsI8(l.self_attn) || IsI8(l.cross_attn) || IsI8(l.ffn.fc1_w) || IsI8(l.ffn.fc2_w);
+  }
+  return any;
+}
+
+}  // namespace
+
 void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
                    size_t hyps_per_sentence, ArenaCarver& c, Buffers* buf) {
   const ModelDims& dims = model.dims;
@@ -52,6 +74,15 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
     }
   }
   buf->logits = c.Take<float>({R, V});
+  if (HasInt8Weights(model)) {
+    const size_t widest = std::max<size_t>({d, static_cast<size_t>(dims.encoder_ffn_dim),
+                                            static_cast<size_t>(dims.decoder_ffn_dim), enc_inner,
+                                            dec_inner});
+    buf->int8.max_rows = std::max(N, R);
+    buf->int8.max_cols = widest;
+    buf->int8.q = c.Take<int8_t>({buf->int8.max_rows, widest});
+    buf->int8.scale = c.Take<float>({buf->int8.max_rows});
+  }
   buf->src_offset = c.Take<int32_t>({B});
   buf->src_len = c.Take<int32_t>({B});
   buf->row_token = c.Take<int32_t>({R});

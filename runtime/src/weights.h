@@ -4,9 +4,9 @@
 // the caller's buffer given to LoadFromMemory); it is valid while the Model lives. Nothing here
 // owns memory.
 //
-// Only F32 is produced by the loader today. The dtype travels with every view (and I8 views
-// carry their per-output-channel scales) so that F16/I8 kernels can be added by switching on
-// `dtype` where operators are created, without touching the loader or the model layout.
+// Weight matrices come as F32, F16 or I8 (per-row scales, pointing into the file's
+// flatbuffer); vectors (biases, LayerNorm) are always F32 (model_verify.cc checks both).
+// Operators switch on `dtype` when they are created (xnn_ops.cc, kernels/embedding.h).
 #ifndef HEADWISE_RUNTIME_WEIGHTS_H_
 #define HEADWISE_RUNTIME_WEIGHTS_H_
 
@@ -23,13 +23,15 @@ struct WeightView {
   WeightType dtype = WeightType::kF32;
   uint32_t rows = 0;
   uint32_t cols = 0;
-  // I8 only (reserved): one scale per row (output channel). Null otherwise.
+  // I8 only: one scale per row (output channel), value = q * scale[row]. Null otherwise.
   const float* scale = nullptr;
 
   bool empty() const { return data == nullptr; }
   size_t elements() const { return static_cast<size_t>(rows) * cols; }
   // Valid when dtype == kF32 (the loader guarantees 64-byte alignment).
   const float* f32() const { return static_cast<const float*>(data); }
+  const uint16_t* f16() const { return static_cast<const uint16_t*>(data); }
+  const int8_t* i8() const { return static_cast<const int8_t*>(data); }
 };
 
 // One attention block with its kept heads. With num_heads == 0 only out_b is set: the block's

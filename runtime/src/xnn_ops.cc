@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/half.h"
+#include "kernels/int8_gemm.h"
+
 namespace headwise {
 namespace {
 
@@ -31,6 +34,30 @@ Status FromXnn(xnn_status s, const std::string& what) {
 }
 
 constexpr size_t kMinParallelMacs = size_t{1} << 16;
+
+}  // namespace
+
+void WidenRows(const WeightView& w, float* out) {
+  const size_t n = w.elements();
+  switch (w.dtype) {
+    case WeightType::kF32:
+      std::memcpy(out, w.f32(), n * sizeof(float));
+      return;
+    case WeightType::kF16:
+      for (size_t i = 0; i < n; ++i) out[i] = F16ToFloat(w.f16()[i]);
+      return;
+    case WeightType::kI8:
+      for (size_t r = 0; r < w.rows; ++r) {
+        const float s = w.scale[r];
+        for (size_t c = 0; c < w.cols; ++c) {
+          out[r * w.cols + c] = static_cast<float>(w.i8()[r * w.cols + c]) * s;
+        }
+      }
+      return;
+  }
+}
+
+namespace {
 
 }  // namespace
 
@@ -77,28 +104,41 @@ Result<FullyConnected> FullyConnected::Create(const FcPart* parts, size_t num_pa
   if (num_parts == 0) return InternalError(name + ": no weights");
   const size_t in = parts[0].weight.cols;
   size_t out = 0;
+  bool all_int8 = true;
+  for (size_t i = 0; i < num_parts; ++i) all_int8 = all_int8 && parts[i].weight.dtype == WeightType::kI8;
+  bool widen = num_parts > 1;
   for (size_t i = 0; i < num_parts; ++i) {
     const FcPart& p = parts[i];
-    if (p.weight.dtype != WeightType::kF32 || p.bias.dtype != WeightType::kF32) {
-      return InternalError(name + ": only F32 weights are executed by this build");
-    }
+    if (p.bias.dtype != WeightType::kF32) return InternalError(name + ": bias is not F32");
     if (p.weight.cols != in || p.bias.elements() != p.weight.rows) {
       return InternalError(name + ": fused parts disagree on shapes");
     }
+    widen = widen || p.weight.dtype != WeightType::kF32;
     out += p.weight.rows;
   }
-  // XNNPACK packs the weights into its own buffer at creation, so a fused operator can be
-  // created from a temporary concatenation; a single part is passed in place.
+  if (all_int8) {
+    FullyConnected fc;
+    fc.in_ = in;
+    fc.out_ = out;
+    fc.name_ = std::move(name);
+    HW_RETURN_IF_ERROR(fc.CreateInt8(parts, num_parts, params));
+    return fc;
+  }
+  // XNNPACK packs the weights into its own F32 buffer at creation, so a fused operator, or one
+  // of F16 / I8 weights widened here, is created from a temporary F32 copy; a single F32 part
+  // is passed in place. (Debian's 2022 XNNPACK has an F16 fully-connected operator, but on
+  // x86 it ran 4x slower than F32 for a 1 x 256 -> 1024 product and takes F16 activations;
+  // F16 is a storage format here.)
   std::vector<float> kernel, bias;
   const float* k = parts[0].weight.f32();
   const float* b = parts[0].bias.f32();
-  if (num_parts > 1) {
+  if (widen) {
     kernel.resize(out * in);
     bias.resize(out);
     size_t row = 0;
     for (size_t i = 0; i < num_parts; ++i) {
       const FcPart& p = parts[i];
-      std::memcpy(kernel.data() + row * in, p.weight.f32(), p.weight.elements() * sizeof(float));
+      WidenRows(p.weight, kernel.data() + row * in);
       std::memcpy(bias.data() + row, p.bias.f32(), p.weight.rows * sizeof(float));
       row += p.weight.rows;
     }
@@ -120,7 +160,8 @@ Result<FullyConnected> FullyConnected::Create(const FcPart* parts, size_t num_pa
 }
 
 FullyConnected::FullyConnected(FullyConnected&& other) noexcept
-    : op_(std::exchange(other.op_, nullptr)),
+    : int8_(std::move(other.int8_)),
+      op_(std::exchange(other.op_, nullptr)),
       in_(other.in_),
       out_(other.out_),
       name_(std::move(other.name_)) {}
@@ -129,6 +170,7 @@ FullyConnected& FullyConnected::operator=(FullyConnected&& other) noexcept {
   if (this != &other) {
     if (op_ != nullptr) xnn_delete_operator(op_);
     op_ = std::exchange(other.op_, nullptr);
+    int8_ = std::move(other.int8_);
     in_ = other.in_;
     out_ = other.out_;
     name_ = std::move(other.name_);
@@ -140,8 +182,72 @@ FullyConnected::~FullyConnected() {
   if (op_ != nullptr) xnn_delete_operator(op_);
 }
 
+Status FullyConnected::CreateInt8(const FcPart* parts, size_t num_parts, const FcParams& params) {
+  Int8Weights& q = int8_;
+  if (params.int8_scratch == nullptr || params.int8_scratch->max_cols < in_) {
+    return InternalError(name_ + ": int8 weights need the Translator's int8 scratch (" +
+                         std::to_string(in_) + " columns)");
+  }
+  q.scratch = params.int8_scratch;
+  q.in_stride = params.input_stride != 0 ? params.input_stride : in_;
+  q.out_stride = params.output_stride != 0 ? params.output_stride : out_;
+  q.out_min = params.output_min;
+  q.out_max = params.output_max;
+  if (num_parts == 1) {
+    q.w = parts[0].weight.i8();
+    q.scale = parts[0].weight.scale;
+    q.bias = parts[0].bias.f32();
+    return Status::Ok();
+  }
+  q.w_owned.reserve(out_ * in_);
+  for (size_t i = 0; i < num_parts; ++i) {
+    const FcPart& p = parts[i];
+    q.w_owned.insert(q.w_owned.end(), p.weight.i8(), p.weight.i8() + p.weight.elements());
+    q.scale_owned.insert(q.scale_owned.end(), p.weight.scale, p.weight.scale + p.weight.rows);
+    q.bias_owned.insert(q.bias_owned.end(), p.bias.f32(), p.bias.f32() + p.weight.rows);
+  }
+  q.w = q.w_owned.data();
+  q.scale = q.scale_owned.data();
+  q.bias = q.bias_owned.data();
+  return Status::Ok();
+}
+
+Status FullyConnected::RunInt8(size_t rows, const float* x, float* y, pthreadpool* pool) const {
+  const Int8Weights& q = int8_;
+  if (rows > q.scratch->max_rows) {
+    return InternalError(name_ + ": " + std::to_string(rows) + " rows exceed the int8 scratch");
+  }
+  kernels::QuantizeRowsDynamic(x, rows, in_, q.in_stride, q.scratch->q, q.scratch->scale);
+  kernels::Int8GemmArgs a;
+  a.xq = q.scratch->q;
+  a.x_scale = q.scratch->scale;
+  a.rows = rows;
+  a.k = in_;
+  a.w = q.w;
+  a.w_scale = q.scale;
+  a.bias = q.bias;
+  a.y = y;
+  a.y_stride = q.out_stride;
+  a.out_min = q.out_min;
+  a.out_max = q.out_max;
+  if (pool == nullptr || rows * in_ * out_ < kMinParallelMacs) {
+    kernels::Int8Gemm(a, 0, out_);
+    return Status::Ok();
+  }
+  // Tiles of 64 output channels (a multiple of the kernel's 4), one task each.
+  constexpr size_t kTile = 64;
+  pthreadpool_parallelize_1d_tile_1d(
+      pool,
+      [](void* context, size_t begin, size_t count) {
+        kernels::Int8Gemm(*static_cast<const kernels::Int8GemmArgs*>(context), begin, begin + count);
+      },
+      &a, out_, kTile, 0);
+  return Status::Ok();
+}
+
 Status FullyConnected::Run(size_t rows, const float* x, float* y, pthreadpool* pool) const {
   if (rows == 0) return Status::Ok();
+  if (int8_.w != nullptr) return RunInt8(rows, x, y, pool);
   if (op_ == nullptr) return InternalError(name_ + ": operator was not created");
   // Waking the pool's workers costs microseconds (far more on a loaded machine); a product this
   // small is done sooner by the calling thread alone.

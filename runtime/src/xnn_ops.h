@@ -16,7 +16,9 @@
 
 #include <cstddef>
 #include <limits>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "headwise/status.hpp"
 #include "weights.h"
@@ -47,10 +49,23 @@ class ThreadPool {
   int threads_ = 1;
 };
 
+// The F32 values of a weight matrix (F16 widened exactly, I8 times its row scale) written
+// row-major to `out` (w.elements() floats).
+void WidenRows(const WeightView& w, float* out);
+
 // One output block of a fused operator: weight [rows, in] and bias [rows].
 struct FcPart {
   WeightView weight;
   WeightView bias;
+};
+
+// Scratch for the int8 path's quantized input rows, shared by all operators of a Translator
+// (they run one at a time). Points into the Translator's arena.
+struct Int8Scratch {
+  int8_t* q = nullptr;      // [max_rows, max_cols]
+  float* scale = nullptr;   // [max_rows]
+  size_t max_rows = 0;
+  size_t max_cols = 0;
 };
 
 struct FcParams {
@@ -58,6 +73,8 @@ struct FcParams {
   size_t output_stride = 0;  // floats between output rows; 0 = output channels
   float output_min = -std::numeric_limits<float>::infinity();
   float output_max = std::numeric_limits<float>::infinity();
+  // Required when every part is I8 (the int8 path); must outlive the operator.
+  const Int8Scratch* int8_scratch = nullptr;
 };
 
 class FullyConnected {
@@ -65,6 +82,9 @@ class FullyConnected {
   // y[r, :] = clamp(x[r, :] . W^T + b) where W (and b) stack the parts' rows in order, so one
   // operator computes e.g. q, k and v side by side: y = [q | k | v]. `name` is kept for error
   // messages. All parts must share the input width.
+  // Weights: all parts I8 -> the int8 path (kernels/int8_gemm.h: activations quantized per row
+  // at run time, int32 sums; a single part is read in place from the model, fused parts are
+  // concatenated into a copy the operator owns). Otherwise XNNPACK F32, F16/I8 parts widened.
   static Result<FullyConnected> Create(const FcPart* parts, size_t num_parts,
                                        const FcParams& params, std::string name);
   FullyConnected() = default;
@@ -78,11 +98,26 @@ class FullyConnected {
   // multiply-adds run on the calling thread even when a pool is given.
   Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const;
 
-  bool valid() const { return op_ != nullptr; }
+  bool valid() const { return op_ != nullptr || int8_.w != nullptr; }
+  bool is_int8() const { return int8_.w != nullptr; }
   size_t input_channels() const { return in_; }
   size_t output_channels() const { return out_; }
 
  private:
+  struct Int8Weights {
+    const int8_t* w = nullptr;        // [out, in]: the model's tensor or w_owned
+    const float* scale = nullptr;     // [out]
+    const float* bias = nullptr;      // [out]
+    std::vector<int8_t> w_owned;      // fused parts only
+    std::vector<float> scale_owned, bias_owned;
+    const Int8Scratch* scratch = nullptr;
+    size_t in_stride = 0, out_stride = 0;
+    float out_min = 0, out_max = 0;
+  };
+  Status CreateInt8(const FcPart* parts, size_t num_parts, const FcParams& params);
+  Status RunInt8(size_t rows, const float* x, float* y, pthreadpool* pool) const;
+
+  Int8Weights int8_;
   xnn_operator* op_ = nullptr;
   size_t in_ = 0;
   size_t out_ = 0;

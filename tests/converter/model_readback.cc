@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "common/half.h"
 #include "common/mapped_file.h"
 #include "common/model_file.h"
 #include "headwise_generated.h"
@@ -15,11 +16,36 @@ Result<ReadBackModel> ReadBack(const std::string& path) {
   const schema::Model& m = Deref(view.model, "root");
   ReadBackModel out;
   for (const schema::Tensor* t : Tables(m.tensors())) {
-    if (t->dtype() != schema::DType::F32) return InvalidModel("converter wrote a non-F32 tensor");
     ReadBackTensor r;
     r.shape = Vec(t->shape());
-    r.values.resize(t->size() / sizeof(float));
-    if (t->size() > 0) std::memcpy(r.values.data(), view.data + t->offset(), t->size());
+    r.dtype = static_cast<int>(t->dtype());
+    const uint8_t* bytes = view.data + t->offset();
+    switch (t->dtype()) {
+      case schema::DType::F32:
+        r.values.resize(t->size() / sizeof(float));
+        if (t->size() > 0) std::memcpy(r.values.data(), bytes, t->size());
+        break;
+      case schema::DType::F16:
+        r.values.resize(t->size() / sizeof(uint16_t));
+        for (size_t i = 0; i < r.values.size(); ++i) {
+          uint16_t h;
+          std::memcpy(&h, bytes + i * sizeof h, sizeof h);
+          r.values[i] = F16ToFloat(h);
+        }
+        break;
+      case schema::DType::I8: {
+        const schema::Quantization* q = t->quantization();
+        if (q == nullptr || r.shape.size() != 2) return InvalidModel("I8 tensor without row scales");
+        r.scales = Vec(q->scale());
+        if (r.scales.size() != r.shape[0]) return InvalidModel("I8 tensor: scale count != rows");
+        r.values.resize(t->size());
+        const size_t cols = r.shape[1];
+        for (size_t i = 0; i < r.values.size(); ++i) {
+          r.values[i] = static_cast<float>(static_cast<int8_t>(bytes[i])) * r.scales[i / cols];
+        }
+        break;
+      }
+    }
     out.tensors[Str(t->name())] = std::move(r);
   }
   for (const schema::AttentionBlock* a : Tables(m.attention())) {

@@ -14,7 +14,9 @@ namespace headwise::testing {
 
 struct ReadBackTensor {
   std::vector<uint32_t> shape;
-  std::vector<float> values;
+  std::vector<float> values;  // decoded: F16 widened, I8 times its row scale
+  int dtype = 0;              // schema::DType
+  std::vector<float> scales;  // I8 row scales
 };
 
 struct ReadBackBlock {

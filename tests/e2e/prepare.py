@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ctest fixture of the end-to-end tests: writes the random test checkpoints and their PyTorch
 reference outputs (trainer/tools/make_test_checkpoints.py) into OUT/ckpt, then converts each
-with headwise-convert into OUT/NAME.hwm. Fails (non-zero) on the first error, naming it."""
+with headwise-convert into OUT/NAME.hwm (and OUT/NAME.fp16.hwm, OUT/NAME.int8.hwm). Fails (non-zero) on the first error, naming it."""
 
 import argparse
 import json
@@ -28,6 +28,9 @@ def main() -> int:
     names = json.loads((ckpt / "manifest.json").read_text())["checkpoints"]
     for name in names:
         run([args.converter, ckpt / name, "-o", args.out / f"{name}.hwm", "--force"])
+        for weights in ("fp16", "int8"):  # format_e2e_test.cc
+            run([args.converter, ckpt / name, "-o", args.out / f"{name}.{weights}.hwm", "--force",
+                 "--weights", weights])
     return 0
 
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/half.h"
 #include "kernels/vec.h"
 
 namespace headwise::kernels {
@@ -31,6 +32,29 @@ void EmbedTokens(const float* embed, const int32_t* ids, size_t rows, size_t dim
     size_t j = 0;
     for (; j + 4 <= dim; j += 4) StoreV4(o + j, LoadV4(e + j) * scale + LoadV4(p + j));
     for (; j < dim; ++j) o[j] = e[j] * scale + p[j];
+  }
+}
+
+void EmbedTokensF16(const uint16_t* embed, const int32_t* ids, size_t rows, size_t dim,
+                    float scale, const float* positions, size_t position_stride, float* out) {
+  for (size_t r = 0; r < rows; ++r) {
+    const uint16_t* e = embed + static_cast<size_t>(ids[r]) * dim;
+    const float* p = positions + r * position_stride;
+    float* o = out + r * dim;
+    for (size_t j = 0; j < dim; ++j) o[j] = F16ToFloat(e[j]) * scale + p[j];
+  }
+}
+
+void EmbedTokensI8(const int8_t* embed, const float* row_scale, const int32_t* ids, size_t rows,
+                   size_t dim, float scale, const float* positions, size_t position_stride,
+                   float* out) {
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t id = static_cast<size_t>(ids[r]);
+    const int8_t* e = embed + id * dim;
+    const float s = row_scale[id];
+    const float* p = positions + r * position_stride;
+    float* o = out + r * dim;
+    for (size_t j = 0; j < dim; ++j) o[j] = (static_cast<float>(e[j]) * s) * scale + p[j];
   }
 }
 

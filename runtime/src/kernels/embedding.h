@@ -18,6 +18,14 @@ void SinusoidalPositions(size_t num_positions, size_t dim, float* table);
 void EmbedTokens(const float* embed, const int32_t* ids, size_t rows, size_t dim, float scale,
                  const float* positions, size_t position_stride, float* out);
 
+// The same over a F16 table, and over an I8 table with one scale per row (token):
+// out[r] = (embed[ids[r]] * row_scale[ids[r]]) * scale + positions[...].
+void EmbedTokensF16(const uint16_t* embed, const int32_t* ids, size_t rows, size_t dim,
+                    float scale, const float* positions, size_t position_stride, float* out);
+void EmbedTokensI8(const int8_t* embed, const float* row_scale, const int32_t* ids, size_t rows,
+                   size_t dim, float scale, const float* positions, size_t position_stride,
+                   float* out);
+
 }  // namespace headwise::kernels
 
 #endif  // HEADWISE_RUNTIME_KERNELS_EMBEDDING_H_

@@ -1,0 +1,131 @@
+#include "kernels/int8_gemm.h"
+
+#include <algorithm>
+#include <cmath>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HEADWISE_INT8_AVX2 1
+#endif
+
+namespace headwise::kernels {
+namespace {
+
+inline float Finish(const Int8GemmArgs& a, size_t r, size_t o, int32_t acc) {
+  const float v = static_cast<float>(acc) * (a.x_scale[r] * a.w_scale[o]) + a.bias[o];
+  return std::min(a.out_max, std::max(a.out_min, v));
+}
+
+#ifdef HEADWISE_INT8_AVX2
+__attribute__((target("avx2"))) inline int32_t HSum(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(s);
+}
+
+// sum over 32 bytes of x * w as int32 lanes: |x| (u8) * sign(w, x) (s8) in pairs to int16,
+// then pairs to int32.
+__attribute__((target("avx2"))) inline __m256i Dot32(__m256i ax, __m256i x, __m256i w,
+                                                     __m256i ones) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(ax, _mm256_sign_epi8(w, x)), ones);
+}
+
+int32_t ScalarTail(const int8_t* x, const int8_t* w, size_t from, size_t k) {
+  int32_t acc = 0;
+  for (size_t i = from; i < k; ++i) acc += static_cast<int32_t>(x[i]) * w[i];
+  return acc;
+}
+
+// Four output channels at a time for every row: the four weight rows (4 * k bytes) stay in L1
+// while the rows of x stream past them.
+__attribute__((target("avx2"))) void Int8GemmAvx2(const Int8GemmArgs& a, size_t begin,
+                                                  size_t end) {
+  const size_t k = a.k, k32 = k / 32 * 32;
+  const __m256i ones = _mm256_set1_epi16(1);
+  size_t o = begin;
+  for (; o + 4 <= end; o += 4) {
+    const int8_t* w0 = a.w + o * k;
+    const int8_t* w1 = w0 + k;
+    const int8_t* w2 = w1 + k;
+    const int8_t* w3 = w2 + k;
+    for (size_t r = 0; r < a.rows; ++r) {
+      const int8_t* x = a.xq + r * k;
+      __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
+      for (size_t i = 0; i < k32; i += 32) {
+        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+        const __m256i ax = _mm256_sign_epi8(xv, xv);
+        c0 = _mm256_add_epi32(c0, Dot32(ax, xv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0 + i)), ones));
+        c1 = _mm256_add_epi32(c1, Dot32(ax, xv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w1 + i)), ones));
+        c2 = _mm256_add_epi32(c2, Dot32(ax, xv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w2 + i)), ones));
+        c3 = _mm256_add_epi32(c3, Dot32(ax, xv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w3 + i)), ones));
+      }
+      float* y = a.y + r * a.y_stride;
+      y[o + 0] = Finish(a, r, o + 0, HSum(c0) + ScalarTail(x, w0, k32, k));
+      y[o + 1] = Finish(a, r, o + 1, HSum(c1) + ScalarTail(x, w1, k32, k));
+      y[o + 2] = Finish(a, r, o + 2, HSum(c2) + ScalarTail(x, w2, k32, k));
+      y[o + 3] = Finish(a, r, o + 3, HSum(c3) + ScalarTail(x, w3, k32, k));
+    }
+  }
+  if (o < end) Int8GemmReference(a, o, end);
+}
+
+bool HaveAvx2() {
+  static const bool have = __builtin_cpu_supports("avx2");
+  return have;
+}
+#endif
+
+}  // namespace
+
+void QuantizeRowsDynamic(const float* x, size_t rows, size_t cols, size_t x_stride, int8_t* q,
+                         float* scale) {
+  for (size_t r = 0; r < rows; ++r) {
+    const float* row = x + r * x_stride;
+    float max_abs = 0.0f;
+    for (size_t c = 0; c < cols; ++c) max_abs = std::max(max_abs, std::fabs(row[c]));
+    int8_t* out = q + r * cols;
+    if (!(max_abs > 0.0f)) {
+      scale[r] = 0.0f;
+      std::fill(out, out + cols, int8_t{0});
+      continue;
+    }
+    scale[r] = max_abs / 127.0f;
+    const float inv = 127.0f / max_abs;
+    for (size_t c = 0; c < cols; ++c) {
+      // |row[c] * inv| <= 127 (+ rounding slack), so the conversion cannot overflow.
+      out[c] = static_cast<int8_t>(std::lrintf(std::min(127.0f, std::max(-127.0f, row[c] * inv))));
+    }
+  }
+}
+
+void Int8GemmReference(const Int8GemmArgs& a, size_t begin, size_t end) {
+  for (size_t o = begin; o < end; ++o) {
+    const int8_t* w = a.w + o * a.k;
+    for (size_t r = 0; r < a.rows; ++r) {
+      const int8_t* x = a.xq + r * a.k;
+      int32_t acc = 0;
+      for (size_t i = 0; i < a.k; ++i) acc += static_cast<int32_t>(x[i]) * w[i];
+      a.y[r * a.y_stride + o] = Finish(a, r, o, acc);
+    }
+  }
+}
+
+void Int8Gemm(const Int8GemmArgs& a, size_t begin, size_t end) {
+#ifdef HEADWISE_INT8_AVX2
+  if (HaveAvx2()) {
+    Int8GemmAvx2(a, begin, end);
+    return;
+  }
+#endif
+  Int8GemmReference(a, begin, end);
+}
+
+const char* Int8GemmKernelName() {
+#ifdef HEADWISE_INT8_AVX2
+  if (HaveAvx2()) return "avx2";
+#endif
+  return "portable";
+}
+
+}  // namespace headwise::kernels
