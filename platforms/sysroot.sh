@@ -26,33 +26,33 @@ if ! dpkg --print-foreign-architectures | grep -qx "$deb_arch"; then
   echo "sysroot: adding architecture $deb_arch"
   $SUDO dpkg --add-architecture "$deb_arch"
   $SUDO apt-get update -qq
-elif ! apt-cache show --no-all-versions "libc6:$deb_arch" >/dev/null 2>&1; then
+elif ! apt-get download --print-uris "libc6:$deb_arch" >/dev/null 2>&1; then
   $SUDO apt-get update -qq
 fi
 
-# The candidate version of each package decides the .deb file name; cached files are reused.
+# apt's candidate version of each package decides the .deb file name (one apt call for all);
+# cached files are reused, missing ones downloaded.
 mkdir -p "$cache"
-debs=()
+specs=()
 for p in "${packages[@]}"; do
-  spec="$p:$deb_arch"
-  info="$(apt-cache show --no-all-versions "$spec" 2>/dev/null || true)"
-  if [[ -z "$info" ]]; then  # Architecture: all packages (nlohmann-json3-dev) have no :arch
-    spec="$p"
-    info="$(apt-cache show --no-all-versions "$spec" 2>/dev/null || true)"
-    grep -qx 'Architecture: all' <<<"$info" || info=""
-  fi
-  version="$(sed -n 's/^Version: //p' <<<"$info" | head -1)"
-  pkg_arch="$(sed -n 's/^Architecture: //p' <<<"$info" | head -1)"
-  if [[ -z "$version" ]]; then
-    echo "sysroot: package $p:$deb_arch is not in apt's lists" >&2; exit 1
-  fi
-  file="${p}_${version//:/%3a}_${pkg_arch}.deb"
-  if [[ ! -s "$cache/$file" ]]; then
-    echo "sysroot: downloading $spec $version"
-    (cd "$cache" && apt-get download -qq "${apt_opts[@]}" "$spec=$version")
-  fi
-  [[ -s "$cache/$file" ]] || { echo "sysroot: $file missing after download" >&2; exit 1; }
+  if [[ "$p" == *:* ]]; then specs+=("$p"); else specs+=("$p:$deb_arch"); fi  # name:all as listed
+done
+uris="$(apt-get download --print-uris "${specs[@]}")" ||
+  { echo "sysroot: apt cannot resolve ${specs[*]}" >&2; exit 1; }
+debs=()
+missing_specs=()
+for spec in "${specs[@]}"; do
+  file="$(awk -v n="${spec%%:*}" '{ f = $2; if (index(f, n "_") == 1) print f }' <<<"$uris" | head -1)"
+  [[ -n "$file" ]] || { echo "sysroot: no download for $spec" >&2; exit 1; }
   debs+=("$file")
+  [[ -s "$cache/$file" ]] || missing_specs+=("$spec")
+done
+if ((${#missing_specs[@]})); then
+  echo "sysroot: downloading ${missing_specs[*]}"
+  (cd "$cache" && apt-get download -qq "${apt_opts[@]}" "${missing_specs[@]}")
+fi
+for f in "${debs[@]}"; do
+  [[ -s "$cache/$f" ]] || { echo "sysroot: $f missing after download" >&2; exit 1; }
 done
 
 stamp="$sysroot/.headwise-sysroot"
