@@ -1,0 +1,125 @@
+// Fuzz target: text in, through the embedded tokenizers and the Translator. The model is the
+// tests' tiny random model (converter/src/model_writer.h) with SentencePiece models trained by
+// spm_train at start-up (tests/api/test_model.h), built once. Each input is one text for
+// Model::EncodeSource and, split at '\n', up to 6 lines for Translator::Translate (greedy, or
+// beam 2 when the input's length is odd). What must hold, per headwise.hpp:
+//   - EncodeSource: ids inside the vocabulary ending with EOS, or kInvalidUtf8;
+//   - Translate: one result per line, each line's hypotheses within num_hypotheses, ids inside
+//     the vocabulary, text valid UTF-8; or kInvalidUtf8 / kInputTooLong naming the line.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fuzz/fuzz_check.h"
+#include "headwise/headwise.hpp"
+#include "tests/api/test_model.h"
+
+namespace {
+
+using headwise::ErrorCode;
+
+struct Fixture {
+  std::unique_ptr<uint8_t, decltype(&std::free)> image{nullptr, &std::free};
+  std::shared_ptr<const headwise::Model> model;
+  std::unique_ptr<headwise::Translator> translator;
+};
+
+Fixture* g_fixture = nullptr;
+
+void Die(const headwise::Status& s) {
+  std::fprintf(stderr, "text_input fuzzer set-up failed: %s\n", s.ToString().c_str());
+  std::exit(1);
+}
+
+Fixture* Build() {
+  auto f = std::make_unique<Fixture>();
+  headwise::testing::ScratchDir dir;
+  auto en = headwise::testing::TrainSpm(dir.path(), "en", 120, /*byte_fallback=*/false);
+  if (!en.ok()) Die(en.status());
+  auto de = headwise::testing::TrainSpm(dir.path(), "de", 400, /*byte_fallback=*/true);
+  if (!de.ok()) Die(de.status());
+  auto bytes = headwise::convert::SerializeModel(headwise::testing::RandomModelSpec(&*en, &*de));
+  if (!bytes.ok()) Die(bytes.status());
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, bytes->size()) != 0) std::abort();
+  std::memcpy(p, bytes->data(), bytes->size());
+  f->image.reset(static_cast<uint8_t*>(p));
+  auto model = headwise::Model::LoadFromMemory(p, bytes->size());
+  if (!model.ok()) Die(model.status());
+  f->model = *model;
+  headwise::TranslatorLimits limits;
+  limits.max_batch = 3;  // 6 lines take two batches
+  limits.max_source_tokens = 24;
+  limits.max_target_tokens = 8;
+  limits.max_beam = 2;
+  auto translator = headwise::Translator::Create(f->model, limits);
+  if (!translator.ok()) Die(translator.status());
+  f->translator = std::move(translator).value();
+  return f.release();
+}
+
+void CheckIds(const std::vector<int32_t>& ids, int vocab, const char* what) {
+  for (int32_t id : ids) FUZZ_CHECK(id >= 0 && id < vocab, "%s: id %d outside the vocabulary", what, id);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  g_fixture = Build();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (g_fixture == nullptr) g_fixture = Build();
+  const headwise::Model& model = *g_fixture->model;
+  const int vocab = model.info().vocab_size;
+  const std::string text(reinterpret_cast<const char*>(data), size);
+
+  auto ids = model.EncodeSource(text);
+  if (ids.ok()) {
+    FUZZ_CHECK(!ids->empty() && ids->back() == model.info().eos_token_id, "no final EOS");
+    CheckIds(*ids, vocab, "EncodeSource");
+  } else {
+    FUZZ_CHECK(ids.status().code() == ErrorCode::kInvalidUtf8, "%s", ids.status().ToString().c_str());
+    FUZZ_CHECK(ids.status().message().find("byte offset") != std::string::npos, "%s",
+               ids.status().message().c_str());
+  }
+
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (lines.size() < 6) {
+    const size_t nl = text.find('\n', start);
+    lines.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  headwise::SearchOptions search;
+  if (size % 2 == 1) {
+    search.beam_size = 2;
+    search.num_hypotheses = 2;
+  }
+  auto out = g_fixture->translator->Translate(lines, search);
+  if (!out.ok()) {
+    const ErrorCode code = out.status().code();
+    FUZZ_CHECK(code == ErrorCode::kInvalidUtf8 || code == ErrorCode::kInputTooLong, "%s",
+               out.status().ToString().c_str());
+    FUZZ_CHECK(out.status().message().find("texts[") != std::string::npos,
+               "the error does not name the line: %s", out.status().message().c_str());
+    return 0;
+  }
+  FUZZ_CHECK(out->size() == lines.size(), "%zu results for %zu lines", out->size(), lines.size());
+  for (const auto& hyps : *out) {
+    FUZZ_CHECK(!hyps.empty() && hyps.size() <= static_cast<size_t>(search.num_hypotheses),
+               "%zu hypotheses", hyps.size());
+    for (const headwise::TextHypothesis& h : hyps) {
+      CheckIds(h.ids, vocab, "Translate");
+      auto back = model.EncodeSource(h.text);
+      FUZZ_CHECK(back.ok() || back.status().code() != ErrorCode::kInvalidUtf8,
+                 "translation is not valid UTF-8: %s", back.status().message().c_str());
+    }
+  }
+  return 0;
+}
