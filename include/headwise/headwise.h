@@ -24,8 +24,9 @@
  * holds a reference on its model, so the model may be freed first. Strings returned by
  * accessors belong to the object they came from.
  * Threads: a model may be shared by translators on many threads; a translator serves one call
- * at a time. hw_last_error_message() is per thread and describes the last failed call of that
- * thread.
+ * at a time (hw_translator_num_hypotheses / hw_translator_hypothesis included). An hw_result is
+ * never modified after hw_translate returns it: any thread may read it. hw_last_error_message()
+ * is per thread and describes the last failed call of that thread.
  * Decoding semantics and limits: see headwise.hpp.
  */
 #ifndef HEADWISE_HEADWISE_H_

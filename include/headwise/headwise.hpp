@@ -18,6 +18,16 @@
 //     at Create from TranslatorLimits. A Translator is NOT thread-safe: one call at a time.
 //     Use one Translator per thread.
 //
+// Threads (tests/concurrency: 8 Translators on 8 threads sharing one Model, under TSan)
+//   - Safe to call from any number of threads at once: Model::Load / LoadFromMemory, every const
+//     member of Model (info, EncodeSource, DecodeTarget), Translator::Create on a shared Model,
+//     and destroying Translators (the last reference releases the Model).
+//   - One thread at a time per Translator: TranslateIds, Translate, ForcedLogits and the result
+//     accessors (num_hypotheses, hypothesis) share its arena, and a HypothesisView is valid only
+//     until the next call on that Translator. Calls on different Translators never interact.
+//   - With num_threads > 1 a Translator runs parts of each call on its own pool; to the caller
+//     it is still one blocking call.
+//
 // The token-id path (TranslateIds) performs no heap allocation: all memory it touches was
 // planned at Create. The text path (Translate) allocates for tokenization and result strings.
 //

@@ -1,0 +1,342 @@
+// Hostile model files: every truncation of the metadata and many of the data, every byte of the
+// flatbuffer flipped, and targeted damage (identifier, size prefix, version, data segment and
+// tensor offsets, alignment, shapes against the per-block head counts, overflowing shape
+// products, tokenizer blobs, checksum). Each one is a clean error naming what was wrong, or a
+// model that then translates without breaking an invariant; never a crash (the asan-ubsan preset
+// runs this under AddressSanitizer and UBSan, on exactly-sized copies).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "common/format.h"
+#include "fuzz/model_exercise.h"
+#include "tests/api/test_model.h"
+#include "tests/hostile/model_image.h"
+
+namespace headwise {
+namespace {
+
+using testing::ModelImage;
+
+// A small model: one encoder and one decoder layer, two of four heads kept in the encoder,
+// none in the decoder cross-attention.
+testing::ModelOptions SmallOptions() {
+  testing::ModelOptions o;
+  o.d_model = 8;
+  o.encoder_layers = 1;
+  o.decoder_layers = 1;
+  o.heads = 4;
+  o.encoder_ffn = 8;
+  o.decoder_ffn = 8;
+  o.vocab = 11;
+  o.pad = 10;
+  o.start = 10;
+  o.max_positions = 16;
+  o.kept = {{1, 3}, {0, 1, 2, 3}, {}};
+  return o;
+}
+
+std::vector<uint8_t> SmallModel() { return testing::Serialize(testing::MakeSpec(SmallOptions())); }
+
+void ExpectError(const Result<std::shared_ptr<const Model>>& r, ErrorCode code,
+                 const std::string& fragment) {
+  ASSERT_FALSE(r.ok()) << "expected " << ErrorCodeName(code) << " containing '" << fragment << "'";
+  EXPECT_EQ(r.status().code(), code) << r.status().ToString();
+  EXPECT_NE(r.status().message().find(fragment), std::string::npos) << r.status().ToString();
+}
+
+TEST(HostileModel, TruncatedAtEveryMetadataOffsetAndAcrossTheData) {
+  ModelImage image(SmallModel());
+  const size_t size = image.bytes().size(), data = image.data_offset();
+  ASSERT_TRUE(image.Load().ok());
+  std::vector<size_t> cuts;
+  for (size_t cut = 0; cut <= data; ++cut) cuts.push_back(cut);
+  for (size_t cut = data + 1; cut < size; cut += 61) cuts.push_back(cut);
+  cuts.push_back(size - 1);
+  for (size_t cut : cuts) {
+    auto r = image.LoadPrefix(cut);
+    ASSERT_FALSE(r.ok()) << "a model cut at " << cut << " of " << size << " bytes loaded";
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidModel) << cut << ": " << r.status().ToString();
+    const std::string expected = cut < 12 ? "a headwise model has at least 12" : "truncated file";
+    EXPECT_NE(r.status().message().find(expected), std::string::npos)
+        << cut << ": " << r.status().ToString();
+  }
+}
+
+// Flips every byte of the flatbuffer with three masks. A flip the checks cannot see (a gate
+// value, a provenance string, an offset moved to another aligned tensor) must give a model that
+// translates; every other flip a clean load error.
+void FlipEveryMetadataByte(ModelImage& image, size_t begin, size_t end, size_t stride,
+                           const std::vector<uint8_t>& masks, size_t* loaded, size_t* rejected) {
+  const std::set<ErrorCode> load_errors = {ErrorCode::kInvalidModel, ErrorCode::kUnsupportedVersion,
+                                           ErrorCode::kChecksumMismatch, ErrorCode::kTokenizer};
+  for (size_t i = begin; i < end; i += stride) {
+    for (uint8_t mask : masks) {
+      image.bytes()[i] ^= mask;
+      auto r = image.Load();
+      if (r.ok()) {
+        ++*loaded;
+        const Status used = fuzz::ExerciseModel(*r);
+        EXPECT_NE(used.code(), ErrorCode::kInternal)
+            << "byte " << i << " ^ " << int{mask} << ": " << used.ToString();
+      } else {
+        ++*rejected;
+        EXPECT_EQ(load_errors.count(r.status().code()), 1u)
+            << "byte " << i << " ^ " << int{mask} << ": " << r.status().ToString();
+        EXPECT_FALSE(r.status().message().empty()) << "byte " << i;
+      }
+      image.bytes()[i] ^= mask;
+    }
+  }
+}
+
+TEST(HostileModel, EveryFlatbufferByteFlippedIsACleanErrorOrAWorkingModel) {
+  ModelImage image(SmallModel());
+  size_t loaded = 0, rejected = 0;
+  FlipEveryMetadataByte(image, 0, image.metadata_end(), 1, {0x01, 0x80, 0xFF}, &loaded, &rejected);
+  const size_t total = 3 * image.metadata_end();
+  EXPECT_EQ(loaded + rejected, total);
+  // Most of the metadata is names, shapes, offsets and sizes, which the checks cover.
+  EXPECT_GT(rejected, total / 2) << loaded << " of " << total << " damaged images loaded";
+  std::printf("[ flips ] %zu metadata bytes x 3 masks: %zu rejected, %zu loaded and translated\n",
+              image.metadata_end(), rejected, loaded);
+}
+
+TEST(HostileModel, TokenizerModelWithFlippedBytesIsACleanErrorOrAWorkingModel) {
+  testing::ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  auto en = testing::TrainSpm(dir.path(), "en", 60);
+  auto de = testing::TrainSpm(dir.path(), "de", 60);
+  ASSERT_TRUE(en.ok() && de.ok()) << en.status().ToString() << de.status().ToString();
+  auto bytes = convert::SerializeModel(testing::RandomModelSpec(&*en, &*de));
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  ModelImage image(std::move(bytes).value());
+  ASSERT_TRUE(image.Load().ok());
+  const schema::Tokenizer* tok = image.root()->tokenizer();
+  ASSERT_NE(tok, nullptr);
+  const flatbuffers::Vector<uint8_t>* source_spm = tok->source_spm();
+  const flatbuffers::Vector<uint8_t>* target_spm = tok->target_spm();
+  if (source_spm == nullptr || target_spm == nullptr) FAIL() << "no SentencePiece protos";
+  // The SentencePiece protos are most of this flatbuffer: every byte around them, a sample of
+  // bytes inside them (each load parses both protos).
+  size_t a = static_cast<size_t>(source_spm->data() - image.bytes().data());
+  size_t b = static_cast<size_t>(target_spm->data() - image.bytes().data());
+  size_t a_end = a + source_spm->size(), b_end = b + target_spm->size();
+  if (b < a) {
+    std::swap(a, b);
+    std::swap(a_end, b_end);
+  }
+  ASSERT_LE(a_end, b);
+  size_t loaded = 0, rejected = 0;
+  FlipEveryMetadataByte(image, 0, a, 1, {0xFF}, &loaded, &rejected);
+  FlipEveryMetadataByte(image, a, a_end, 997, {0x01, 0xFF}, &loaded, &rejected);
+  FlipEveryMetadataByte(image, a_end, b, 1, {0xFF}, &loaded, &rejected);
+  FlipEveryMetadataByte(image, b, b_end, 997, {0x01, 0xFF}, &loaded, &rejected);
+  FlipEveryMetadataByte(image, b_end, image.metadata_end(), 1, {0xFF}, &loaded, &rejected);
+  EXPECT_GT(rejected, 0u);
+  std::printf("[ flips ] tokenizer model: %zu rejected, %zu loaded and translated\n", rejected,
+              loaded);
+}
+
+TEST(HostileModel, WrongIdentifierAndSizePrefix) {
+  ModelImage image(SmallModel());
+  std::memcpy(image.bytes().data() + 8, "HWM2", 4);
+  ExpectError(image.Load(), ErrorCode::kInvalidModel, "file identifier 'HWM2', expected 'HWM1'");
+  std::memcpy(image.bytes().data() + 8, "\x7f" "ELF", 4);
+  ExpectError(image.Load(), ErrorCode::kInvalidModel, "file identifier '\\x7fELF'");
+  std::memcpy(image.bytes().data() + 8, "HWM1", 4);
+  const uint32_t huge = 0xFFFFFFF0u;
+  std::memcpy(image.bytes().data(), &huge, 4);
+  ExpectError(image.Load(), ErrorCode::kInvalidModel,
+              "the model header says 4294967284 bytes of metadata, the file has " +
+                  std::to_string(image.bytes().size()));
+}
+
+TEST(HostileModel, FormatVersionZeroOrNewer) {
+  ModelImage image(SmallModel());
+  ASSERT_TRUE(image.Patch<uint32_t>(image.root(), schema::Model::VT_FORMAT_VERSION, kFormatVersion + 1));
+  ExpectError(image.Load(), ErrorCode::kUnsupportedVersion,
+              "model format version " + std::to_string(kFormatVersion + 1) +
+                  " is newer than this runtime reads (" + std::to_string(kFormatVersion) + ")");
+  ASSERT_TRUE(image.Patch<uint32_t>(image.root(), schema::Model::VT_FORMAT_VERSION, 0));
+  ExpectError(image.Load(), ErrorCode::kInvalidModel, "format_version is 0");
+}
+
+TEST(HostileModel, DataSegmentMisplaced) {
+  ModelImage image(SmallModel());
+  const uint64_t offset = image.data_offset();
+  ASSERT_TRUE(image.Patch<uint64_t>(image.root(), schema::Model::VT_DATA_OFFSET, offset + 4));
+  ExpectError(image.Load(), ErrorCode::kInvalidModel,
+              "data segment offset " + std::to_string(offset + 4) + " is not a multiple of 64");
+  ASSERT_TRUE(image.Patch<uint64_t>(image.root(), schema::Model::VT_DATA_OFFSET, 0));
+  ExpectError(image.Load(), ErrorCode::kInvalidModel, "overlaps the metadata");
+  ASSERT_TRUE(image.Patch<uint64_t>(image.root(), schema::Model::VT_DATA_OFFSET, offset));
+  ASSERT_TRUE(image.Patch<uint64_t>(image.root(), schema::Model::VT_DATA_SIZE,
+                                    std::numeric_limits<uint64_t>::max() - 63));
+  ExpectError(image.Load(), ErrorCode::kInvalidModel, "truncated file: data segment [");
+}
+
+TEST(HostileModel, TensorOutsideTheFileOrMisaligned) {
+  ModelImage image(SmallModel());
+  const schema::Tensor* t = image.Tensor("model.decoder.layers.0.fc1.weight");
+  ASSERT_NE(t, nullptr);
+  const uint64_t offset = t->offset(), data_size = image.root()->data_size();
+  ASSERT_TRUE(image.Patch<uint64_t>(t, schema::Tensor::VT_OFFSET, offset + 4));
+  ExpectError(image.Load(), ErrorCode::kInvalidModel,
+              "'model.decoder.layers.0.fc1.weight': offset " + std::to_string(offset + 4) +
+                  " is not a multiple of 64");
+  ASSERT_TRUE(image.Patch<uint64_t>(t, schema::Tensor::VT_OFFSET, data_size));
+  ExpectError(image.Load(), ErrorCode::kInvalidModel,
+              "'model.decoder.layers.0.fc1.weight': bytes [" + std::to_string(data_size) +
+                  ", +256) outside the data segment of " + std::to_string(data_size) + " bytes");
+  // offset + size would wrap around 64 bits.
+  const uint64_t wrap = std::numeric_limits<uint64_t>::max() - 63;
+  ASSERT_TRUE(image.Patch<uint64_t>(t, schema::Tensor::VT_OFFSET, wrap));
+  ExpectError(image.Load(), ErrorCode::kInvalidModel, "outside the data segment");
+}
+
+TEST(HostileModel, ShapeProductsThatOverflowOrDisagreeWithTheSize) {
+  ModelImage image(SmallModel());
+  const schema::Tensor* t = image.Tensor("model.encoder.layers.0.fc2.weight");
+  const flatbuffers::Vector<uint32_t>* shape = t != nullptr ? t->shape() : nullptr;
+  if (shape == nullptr || shape->size() != 2) FAIL() << "fc2.weight has no 2-D shape";
+  uint32_t* dims = const_cast<uint32_t*>(shape->data());
+  dims[0] = dims[1] = 0xFFFFFFFFu;  // 4 * (2^32 - 1)^2 does not fit in 64 bits
+  ExpectError(image.Load(), ErrorCode::kInvalidModel,
+              "'model.encoder.layers.0.fc2.weight': shape size overflows 64 bits");
+  dims[0] = 8;
+  dims[1] = 16;  // 512 bytes, the tensor holds 256
+  ExpectError(image.Load(), ErrorCode::kInvalidModel,
+              "'model.encoder.layers.0.fc2.weight': size 256 bytes, shape and dtype need 512");
+}
+
+TEST(HostileModel, TensorShapesDisagreeingWithTheBlockHeadCounts) {
+  // Encoder block 0 keeps heads {1, 3}: q/k/v_proj.weight are [2 * 2, 8]. Saying it keeps one
+  // head (num_heads 1, kept_heads {1}) leaves the file's tensors a head too large.
+  ModelImage image(SmallModel());
+  const schema::AttentionBlock* b = image.Block(0);
+  ASSERT_NE(b, nullptr);
+  ASSERT_NE(b->kept_heads(), nullptr);
+  ASSERT_TRUE(image.Patch<uint32_t>(b, schema::AttentionBlock::VT_NUM_HEADS, 1));
+  ModelImage::SetLength(b->kept_heads(), 1);
+  ExpectError(image.Load(), ErrorCode::kInvalidModel,
+              "model.encoder.layers.0.self_attn.q_proj.weight: expected [2, 8], found [4, 8]");
+
+  // A count that disagrees with the kept indices, and one over the source heads.
+  ModelImage other(SmallModel());
+  const schema::AttentionBlock* d = other.Block(1);
+  ASSERT_TRUE(other.Patch<uint32_t>(d, schema::AttentionBlock::VT_NUM_HEADS, 3));
+  ExpectError(other.Load(), ErrorCode::kInvalidModel,
+              "attention block 1 (decoder self-attention layer 0): 3 kept heads with 4 indices");
+  ASSERT_TRUE(other.Patch<uint32_t>(d, schema::AttentionBlock::VT_NUM_HEADS, 5));
+  ExpectError(other.Load(), ErrorCode::kInvalidModel, "5 kept heads with 4 indices, source has 4");
+  ASSERT_TRUE(other.Patch<uint32_t>(d, schema::AttentionBlock::VT_NUM_HEADS, 4));
+  ASSERT_TRUE(other.Patch<uint32_t>(d, schema::AttentionBlock::VT_ORIGINAL_NUM_HEADS, 8));
+  ExpectError(other.Load(), ErrorCode::kInvalidModel, "expected 4 source heads, found 8");
+  ASSERT_TRUE(other.Patch<uint32_t>(d, schema::AttentionBlock::VT_ORIGINAL_NUM_HEADS, 4));
+  ASSERT_TRUE(other.Patch<uint32_t>(d, schema::AttentionBlock::VT_HEAD_DIM, 4));
+  ExpectError(other.Load(), ErrorCode::kInvalidModel, "expected head_dim 2, found 4");
+  ASSERT_TRUE(other.Patch<uint32_t>(d, schema::AttentionBlock::VT_HEAD_DIM, 2));
+  const uint32_t repeated = 0;
+  std::memcpy(const_cast<uint32_t*>(d->kept_heads()->data()) + 1, &repeated, 4);
+  ExpectError(other.Load(), ErrorCode::kInvalidModel, "kept head indices must be ascending, unique");
+
+  // A config whose head count does not divide d_model.
+  ModelImage config(SmallModel());
+  ASSERT_TRUE(config.Patch<uint32_t>(config.root()->config(),
+                                     schema::ModelConfig::VT_DECODER_ATTENTION_HEADS, 3));
+  ExpectError(config.Load(), ErrorCode::kInvalidModel, "d_model 8 is not divisible by 3 heads");
+}
+
+TEST(HostileModel, MissingBlocksAndUnknownEnums) {
+  ModelImage image(SmallModel());
+  ModelImage::SetLength(image.root()->attention(), 2);
+  ExpectError(image.Load(), ErrorCode::kInvalidModel, "expected 3 attention blocks");
+  ModelImage kind(SmallModel());
+  ASSERT_TRUE(kind.Patch<uint8_t>(kind.Block(2), schema::AttentionBlock::VT_KIND, 7));
+  ExpectError(kind.Load(), ErrorCode::kInvalidModel, "attention block 2: unknown kind 7");
+  ModelImage act(SmallModel());
+  ASSERT_TRUE(act.Patch<uint8_t>(act.root()->config(), schema::ModelConfig::VT_ACTIVATION, 9));
+  ExpectError(act.Load(), ErrorCode::kInvalidModel, "unknown activation 9");
+  ModelImage dtype(SmallModel());
+  ASSERT_TRUE(dtype.Patch<uint8_t>(dtype.Tensor("final_logits_bias"), schema::Tensor::VT_DTYPE, 200));
+  ExpectError(dtype.Load(), ErrorCode::kInvalidModel, "'final_logits_bias': unknown dtype 200");
+  ModelImage eps(SmallModel());
+  ASSERT_TRUE(eps.Patch<float>(eps.root()->config(), schema::ModelConfig::VT_LAYER_NORM_EPS,
+                               std::numeric_limits<float>::quiet_NaN()));
+  ExpectError(eps.Load(), ErrorCode::kInvalidModel, "layer_norm_eps must be finite and > 0");
+}
+
+TEST(HostileModel, BadTokenizerBlobsNameTheBlob) {
+  convert::ModelSpec spec = testing::MakeSpec(SmallOptions());
+  spec.vocab = {"</s>", "<unk>", "a", "b", "c", "d", "e", "f", "g", "h", "<pad>"};
+  spec.source_spm = "this is not a SentencePiece model";
+  spec.target_spm = std::string("\x0a\xff\xff\xff\xff\x0f", 6);  // a field longer than the blob
+  ModelImage image(testing::Serialize(spec));
+  ExpectError(image.Load(), ErrorCode::kTokenizer, "source tokenizer model does not parse: SentencePiece");
+
+  testing::ScratchDir dir;
+  auto en = testing::TrainSpm(dir.path(), "en", 60);
+  ASSERT_TRUE(en.ok()) << en.status().ToString();
+  spec.source_spm = en->proto;
+  ModelImage target(testing::Serialize(spec));
+  ExpectError(target.Load(), ErrorCode::kTokenizer, "target tokenizer model does not parse: SentencePiece");
+
+  spec.target_spm = en->proto;
+  spec.vocab[3] = "a";
+  ModelImage duplicate(testing::Serialize(spec));
+  ExpectError(duplicate.Load(), ErrorCode::kTokenizer, "vocabulary: piece \"a\" has ids 2 and 3");
+
+  spec.vocab[3] = "b";
+  ModelImage shorter(testing::Serialize(spec));
+  ASSERT_TRUE(shorter.Load().ok());
+  const schema::Tokenizer* tokenizer = shorter.root()->tokenizer();
+  const auto* vocab = tokenizer != nullptr ? tokenizer->vocab() : nullptr;
+  if (vocab == nullptr) FAIL() << "no vocab";
+  ModelImage::SetLength(vocab, 10);
+  ExpectError(shorter.Load(), ErrorCode::kInvalidModel,
+              "tokenizer: vocab has 10 pieces, config vocab_size is 11");
+}
+
+TEST(HostileModel, ChecksumMismatchIsCaughtUnlessSkipped) {
+  ModelImage image(SmallModel());
+  image.bytes()[image.data_offset() + 7] ^= 0x10;
+  ExpectError(image.Load(), ErrorCode::kChecksumMismatch, "does not match the");
+  ExpectError(image.Load(), ErrorCode::kChecksumMismatch, "recorded in the file (corrupted weights)");
+  auto skipped = image.Load(/*checksum=*/false);
+  ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
+  EXPECT_TRUE(fuzz::ExerciseModel(*skipped).ok());
+  // A damaged checksum field reads the same as damaged weights.
+  image.bytes()[image.data_offset() + 7] ^= 0x10;
+  ASSERT_TRUE(image.Load().ok());
+  const uint64_t recorded = image.root()->data_checksum();
+  ASSERT_TRUE(image.Patch<uint64_t>(image.root(), schema::Model::VT_DATA_CHECKSUM, recorded ^ 1));
+  ExpectError(image.Load(), ErrorCode::kChecksumMismatch, "checksum");
+  EXPECT_TRUE(image.Load(/*checksum=*/false).ok());
+}
+
+// Weights are not checked for finiteness at load (that would read every byte, as the checksum
+// does), and a crafted file can carry a matching checksum: NaN and infinite weights must give
+// some translation or a clean error, with every id inside the vocabulary.
+TEST(HostileModel, NonFiniteWeightsDoNotBreakTheSearch) {
+  for (const float poison : {std::numeric_limits<float>::quiet_NaN(),
+                             std::numeric_limits<float>::infinity(),
+                             -std::numeric_limits<float>::infinity()}) {
+    ModelImage image(SmallModel());
+    const size_t begin = image.data_offset(), end = image.bytes().size();
+    for (size_t i = begin; i + 4 <= end; i += 4 * 7) std::memcpy(&image.bytes()[i], &poison, 4);
+    auto r = image.Load(/*checksum=*/false);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const Status used = fuzz::ExerciseModel(*r);
+    EXPECT_NE(used.code(), ErrorCode::kInternal) << used.ToString();
+  }
+}
+
+}  // namespace
+}  // namespace headwise
