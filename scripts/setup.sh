@@ -11,7 +11,7 @@ PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   libsentencepiece-dev sentencepiece
   nlohmann-json3-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
-  python3-torch python3-numpy python3-sentencepiece python3-pytest python3-tqdm
+  python3-torch python3-numpy python3-sentencepiece python3-pytest python3-tqdm python3-matplotlib
   libopenblas0-pthread
   openjdk-17-jdk-headless
 )

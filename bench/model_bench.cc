@@ -1,0 +1,233 @@
+// Model-level benchmarks on synthetic models (bench/synthetic_model.h): end-to-end sentence
+// latency and throughput (encode a 20-token source + greedy-decode 64 tokens) for batch 1 and
+// 16, 1 and 2 threads; latency per remaining head count (encoder heads only, and all three
+// attention kinds cut together); and the decode step against its matrix products run alone.
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "bench/synthetic_model.h"
+#include "encoder.h"
+#include "search.h"
+#include "translator_impl.h"
+
+namespace headwise::bench {
+namespace {
+
+constexpr size_t kSourceLength = 20;
+constexpr int kSteps = 64;
+
+std::string Key(const SyntheticOptions& o) {
+  return std::string(o.size.name) + "/" + std::to_string(o.encoder_heads) + "/" +
+         std::to_string(o.decoder_self_heads) + "/" + std::to_string(o.decoder_cross_heads) + "/" +
+         convert::WeightFormatName(o.weights);
+}
+
+// Benchmarks run in registration order, so consecutive ones on the same model share it; one
+// model is held at a time (transformer-base images are ~300 MB).
+const LoadedModel& CachedModel(const SyntheticOptions& o) {
+  static std::string key;
+  static std::unique_ptr<LoadedModel> model;
+  if (model == nullptr || key != Key(o)) {
+    model.reset();
+    model = LoadSynthetic(o);
+    key = Key(o);
+  }
+  return *model;
+}
+
+TranslatorLimits Limits(int batch, int threads) {
+  TranslatorLimits l;
+  l.max_batch = batch;
+  l.max_beam = 1;
+  l.max_source_tokens = 64;
+  l.max_target_tokens = kSteps;
+  l.num_threads = threads;
+  return l;
+}
+
+void BM_Greedy(benchmark::State& state, SyntheticOptions o, int batch, int threads) {
+  const LoadedModel& m = CachedModel(o);
+  Result<std::unique_ptr<Translator>> tr = Translator::Create(m.model, Limits(batch, threads));
+  if (!tr.ok()) Die(tr.status().ToString());
+  std::vector<std::vector<int32_t>> sources;
+  std::vector<TokenSpan> spans;
+  for (int b = 0; b < batch; ++b) sources.push_back(SyntheticSource(o.size, kSourceLength, 1 + b));
+  for (const auto& s : sources) spans.push_back({s.data(), s.size()});
+  SearchOptions search;
+  search.max_length = kSteps;
+  for (auto _ : state) {
+    if (!(*tr)->TranslateIds(spans.data(), spans.size(), search).ok()) Die("TranslateIds failed");
+  }
+  for (int b = 0; b < batch; ++b) {
+    if ((*tr)->hypothesis(b, 0).size != kSteps) {
+      state.SkipWithError("a synthetic translation ended before the fixed length");
+    }
+  }
+  const double full = TranslationMacs(SyntheticOptions{o.size, o.size.heads, o.size.heads, o.size.heads, 1},
+                                      batch, kSourceLength, kSteps);
+  const double macs = TranslationMacs(o, batch, kSourceLength, kSteps);
+  state.counters["batch"] = batch;
+  state.counters["threads"] = threads;
+  state.counters["encoder_heads"] = o.encoder_heads * o.size.encoder_layers;
+  state.counters["decoder_self_heads"] = o.decoder_self_heads * o.size.decoder_layers;
+  state.counters["cross_heads"] = o.decoder_cross_heads * o.size.decoder_layers;
+  state.counters["macs"] = macs;
+  state.counters["work_fraction"] = macs / full;
+  state.counters["tokens_per_s"] = benchmark::Counter(static_cast<double>(batch) * kSteps,
+                                                      benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["sentences_per_s"] = benchmark::Counter(batch, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["arena_bytes"] = static_cast<double>((*tr)->arena_bytes());
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// One iteration: greedy 64 tokens, greedy 1 token (encoder + first step), and the decoder's
+// matrix products for 63 steps run alone on fixed inputs. decode step = (t64 - t1) / 63; the
+// ratio of the two is the runtime's overhead over its kernels, measured within one run.
+void BM_DecodeStepVsMatrixOps(benchmark::State& state, SyntheticOptions o) {
+  const LoadedModel& m = CachedModel(o);
+  Result<std::unique_ptr<Translator::Impl>> made = CreateTranslatorImpl(m.model, Limits(1, 1));
+  if (!made.ok()) Die(made.status().ToString());
+  Translator::Impl& t = **made;
+  const std::vector<int32_t> src = SyntheticSource(o.size, kSourceLength, 1);
+  const TokenSpan span{src.data(), src.size()};
+  const size_t widest = std::max<size_t>({o.size.ffn, o.size.vocab, 3 * o.size.d_model});
+  std::vector<float> in(widest, 0.1f), out(widest);
+  SearchOptions full, one;
+  full.max_length = kSteps;
+  one.max_length = 1;
+  double step_total = 0, ops_total = 0;
+  for (auto _ : state) {
+    double t0 = Now();
+    if (!RunEncoder(t, &span, 1).ok() || !RunGreedy(t, 1, full, kSteps).ok()) Die("greedy failed");
+    const double t64 = Now() - t0;
+    t0 = Now();
+    if (!RunEncoder(t, &span, 1).ok() || !RunGreedy(t, 1, one, 1).ok()) Die("greedy failed");
+    const double t1 = Now() - t0;
+    t0 = Now();
+    for (int step = 1; step < kSteps; ++step) {
+      for (const DecoderLayerOps& ops : t.decoder_ops) {
+        for (const FullyConnected* fc : {&ops.self_qkv, &ops.self_out, &ops.cross_q, &ops.cross_out, &ops.fc1, &ops.fc2}) {
+          if (fc->valid() && !fc->Run(1, in.data(), out.data(), nullptr).ok()) Die("fc failed");
+        }
+      }
+      if (!t.lm_head.Run(1, in.data(), out.data(), nullptr).ok()) Die("lm_head failed");
+    }
+    const double ops = Now() - t0;
+    step_total += (t64 - t1) / (kSteps - 1);
+    ops_total += ops / (kSteps - 1);
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["decode_step_us"] = step_total / n * 1e6;
+  state.counters["matrix_ops_us"] = ops_total / n * 1e6;
+  state.counters["step_over_matrix_ops"] = step_total / ops_total;
+}
+
+double ThreadCpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Latency per remaining head count: 48, 36, 24, 12, 6, 0 encoder heads (6 layers x 8 heads =
+// 8, 6, 4, 2, 1, 0 per layer), with the decoder's self- and cross-attention kept whole
+// (`everything` false) or cut to the same per-layer count. Every model translates once per
+// iteration, round robin, timed in CPU time of this thread, so a change in machine load hits
+// every point alike and the ratios stay meaningful on a busy machine. Counters ms_heads_K and
+// work_heads_K (multiply-adds relative to all heads) per encoder head total K.
+void BM_HeadsSweep(benchmark::State& state, ModelSize z, bool everything,
+                   convert::WeightFormat format) {
+  struct Point {
+    uint32_t total_heads;
+    std::unique_ptr<LoadedModel> model;
+    std::unique_ptr<Translator> translator;
+    double cpu = 0;
+    double work = 0;
+  };
+  std::vector<Point> points;
+  const SyntheticOptions all{z, z.heads, z.heads, z.heads, 1, format};
+  const double full = TranslationMacs(all, 1, kSourceLength, kSteps);
+  for (uint32_t per_layer : {8u, 6u, 4u, 2u, 1u, 0u}) {
+    const uint32_t k = per_layer * z.heads / 8;
+    if (!points.empty() && points.back().total_heads == k * z.encoder_layers) continue;
+    SyntheticOptions o = all;
+    o.encoder_heads = k;
+    if (everything) o.decoder_self_heads = o.decoder_cross_heads = k;
+    Point p;
+    p.total_heads = k * z.encoder_layers;
+    p.model = LoadSynthetic(o);
+    Result<std::unique_ptr<Translator>> tr = Translator::Create(p.model->model, Limits(1, 1));
+    if (!tr.ok()) Die(tr.status().ToString());
+    p.translator = std::move(tr).value();
+    p.work = TranslationMacs(o, 1, kSourceLength, kSteps) / full;
+    points.push_back(std::move(p));
+  }
+  const std::vector<int32_t> src = SyntheticSource(z, kSourceLength, 1);
+  const TokenSpan span{src.data(), src.size()};
+  SearchOptions search;
+  search.max_length = kSteps;
+  for (auto _ : state) {
+    for (Point& p : points) {
+      const double t0 = ThreadCpuSeconds();
+      if (!p.translator->TranslateIds(&span, 1, search).ok()) Die("TranslateIds failed");
+      p.cpu += ThreadCpuSeconds() - t0;
+      if (p.translator->hypothesis(0, 0).size != kSteps) {
+        state.SkipWithError("a synthetic translation ended before the fixed length");
+      }
+    }
+  }
+  const double n = static_cast<double>(state.iterations());
+  for (const Point& p : points) {
+    state.counters["ms_heads_" + std::to_string(p.total_heads)] = p.cpu / n * 1e3;
+    state.counters["work_heads_" + std::to_string(p.total_heads)] = p.work;
+  }
+}
+
+}  // namespace
+
+void RegisterModelBenchmarks(const BenchConfig& config) {
+  std::vector<ModelSize> sizes = {config.smoke ? kTiny : kShipped};
+  if (config.long_set) sizes.push_back(kBase);
+  for (const ModelSize& z : sizes) {
+    const SyntheticOptions all{z, z.heads, z.heads, z.heads, 1};
+    for (convert::WeightFormat format : {convert::WeightFormat::kF32, convert::WeightFormat::kI8}) {
+      SyntheticOptions o = all;
+      o.weights = format;
+      const std::string fmt = std::string("/weights:") + convert::WeightFormatName(format);
+      for (int batch : {1, 16}) {
+        for (int threads : {1, 2}) {
+          const std::string name = std::string("model/greedy/") + z.name + fmt + "/batch:" +
+                                   std::to_string(batch) + "/threads:" + std::to_string(threads);
+          auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Greedy, o, batch, threads);
+          b->Unit(benchmark::kMillisecond);
+          if (threads > 1) b->UseRealTime();
+          if (config.smoke) b->Iterations(2);
+        }
+      }
+      auto* d = benchmark::RegisterBenchmark(
+          (std::string("model/decode_step_vs_matrix_ops/") + z.name + fmt).c_str(),
+          BM_DecodeStepVsMatrixOps, o);
+      d->Unit(benchmark::kMillisecond);
+      if (config.smoke) d->Iterations(2);
+    }
+    std::vector<std::pair<const char*, convert::WeightFormat>> sweeps = {
+        {"encoder", convert::WeightFormat::kF32}, {"all", convert::WeightFormat::kF32},
+        {"all", convert::WeightFormat::kI8}};
+    if (config.long_set) sweeps.push_back({"encoder", convert::WeightFormat::kI8});
+    for (const auto& [cut, format] : sweeps) {
+      const std::string name = std::string("model/heads_sweep/") + z.name + "/weights:" +
+                               convert::WeightFormatName(format) + "/" + cut;
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_HeadsSweep, z,
+                                             std::string(cut) == "all", format);
+      b->Unit(benchmark::kMillisecond);
+      b->Iterations(config.smoke ? 1 : z.d_model > 256 ? 3 : 5);
+    }
+  }
+}
+
+}  // namespace headwise::bench

@@ -1,0 +1,76 @@
+// bench/synthetic_model.h: models of a given size and head layout with seeded random weights,
+// built in memory with the converter's model writer and loaded with Model::LoadFromMemory.
+// The weights are random, so only speed and memory are meaningful, never the translations;
+// the EOS logit is biased down so greedy decoding always runs to the requested length.
+#ifndef HEADWISE_BENCH_SYNTHETIC_MODEL_H_
+#define HEADWISE_BENCH_SYNTHETIC_MODEL_H_
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "converter/src/model_writer.h"
+#include "headwise/headwise.hpp"
+
+namespace headwise::bench {
+
+struct ModelSize {
+  const char* name;
+  uint32_t d_model, encoder_layers, decoder_layers, heads, ffn, vocab;
+};
+
+// The shipped model (models/en-de): d 256, 6 + 3 layers, 8 heads, ffn 1024, vocab 8000.
+inline constexpr ModelSize kShipped{"shipped", 256, 6, 3, 8, 1024, 8000};
+// Transformer-base: d 512, 6 + 6 layers, 8 heads, ffn 2048, vocab 32000.
+inline constexpr ModelSize kBase{"base", 512, 6, 6, 8, 2048, 32000};
+// A few-KB model for the CI smoke run.
+inline constexpr ModelSize kTiny{"tiny", 32, 2, 2, 4, 64, 100};
+
+struct SyntheticOptions {
+  ModelSize size = kShipped;
+  // Heads kept in every encoder self-attention block, and in every decoder self- and
+  // cross-attention block (the first k source heads).
+  uint32_t encoder_heads = 8;
+  uint32_t decoder_self_heads = 8;
+  uint32_t decoder_cross_heads = 8;
+  uint32_t seed = 1;
+  convert::WeightFormat weights = convert::WeightFormat::kF32;
+};
+
+// Special ids of every synthetic model.
+inline constexpr int32_t kEos = 0;
+inline constexpr int32_t kUnk = 1;
+inline int32_t PadId(const ModelSize& s) { return static_cast<int32_t>(s.vocab) - 1; }
+
+convert::ModelSpec MakeSyntheticSpec(const SyntheticOptions& options);
+
+// A serialized model in 64-byte aligned memory and the Model loaded from it (the bytes outlive
+// the model: member order). Translators must be destroyed before the LoadedModel.
+struct LoadedModel {
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, Free> bytes;
+  size_t size = 0;
+  std::shared_ptr<const Model> model;
+};
+
+// Aborts with a message on any error (benchmarks have no other way to fail a setup).
+std::unique_ptr<LoadedModel> LoadSynthetic(const SyntheticOptions& options);
+std::vector<uint8_t> SerializeSynthetic(const SyntheticOptions& options);
+
+// Deterministic source ids: `length - 1` ids in [2, vocab - 1), then EOS.
+std::vector<int32_t> SyntheticSource(const ModelSize& size, size_t length, uint32_t seed);
+
+// Multiply-adds of one greedy translation of `batch` sources of `src_len` tokens producing
+// `steps` tokens (matrix products and attention), for "latency vs work" comparisons.
+double TranslationMacs(const SyntheticOptions& options, size_t batch, size_t src_len,
+                       size_t steps);
+
+[[noreturn]] void Die(const std::string& what);
+
+}  // namespace headwise::bench
+
+#endif  // HEADWISE_BENCH_SYNTHETIC_MODEL_H_
