@@ -92,6 +92,20 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Int8GemmTest,
                                            GemmCase{20, 1024, 36}, GemmCase{2, 7, 5},
                                            GemmCase{5, 33, 4}));
 
+TEST(Int8Gemm, DispatchedQuantizationMatchesReferenceBytes) {
+  for (size_t cols : {1u, 7u, 32u, 96u, 257u, 1024u}) {
+    const size_t rows = 3, stride = cols + 1;
+    std::vector<float> x = Random(rows * stride, static_cast<uint32_t>(cols), 5.0f);
+    for (size_t c = 0; c < cols; ++c) x[stride + c] = 0.0f;  // an all-zero row
+    std::vector<int8_t> q(rows * cols), want(rows * cols);
+    std::vector<float> s(rows), want_s(rows);
+    kernels::QuantizeRowsDynamic(x.data(), rows, cols, stride, q.data(), s.data());
+    kernels::QuantizeRowsReference(x.data(), rows, cols, stride, want.data(), want_s.data());
+    EXPECT_EQ(q, want) << cols << " columns, kernel " << kernels::Int8GemmKernelName();
+    EXPECT_EQ(s, want_s) << cols << " columns";
+  }
+}
+
 TEST(Int8Gemm, ClampsAndHandlesAllZeroRows) {
   const size_t k = 64, out = 8;
   std::vector<int8_t> w(out * k, 3), xq(2 * k);

@@ -19,6 +19,9 @@ namespace headwise::kernels {
 // dense) and scale[rows]. An all-zero row gets scale 0 and zeros.
 void QuantizeRowsDynamic(const float* x, size_t rows, size_t cols, size_t x_stride, int8_t* q,
                          float* scale);
+// The portable loop; QuantizeRowsDynamic gives the same bytes on every path for finite x.
+void QuantizeRowsReference(const float* x, size_t rows, size_t cols, size_t x_stride, int8_t* q,
+                           float* scale);
 
 struct Int8GemmArgs {
   const int8_t* xq = nullptr;      // [rows, k]
