@@ -82,13 +82,18 @@ void BM_Greedy(benchmark::State& state, SyntheticOptions o, int batch, int threa
   state.counters["arena_bytes"] = static_cast<double>((*tr)->arena_bytes());
 }
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+// CPU time of the calling thread: on a busy machine it excludes the time other processes
+// hold the core (wall time does not), so ratios measured with it are steadier.
+double ThreadCpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 // One iteration: greedy 64 tokens, greedy 1 token (encoder + first step), and the decoder's
-// matrix products for 63 steps run alone on fixed inputs. decode step = (t64 - t1) / 63; the
-// ratio of the two is the runtime's overhead over its kernels, measured within one run.
+// matrix products for 63 steps run alone on fixed inputs, all in CPU time of this thread (one
+// thread: no pool). decode step = (t64 - t1) / 63; the ratio of the two is the runtime's
+// overhead over its kernels, measured within one run.
 void BM_DecodeStepVsMatrixOps(benchmark::State& state, SyntheticOptions o) {
   const LoadedModel& m = CachedModel(o);
   Result<std::unique_ptr<Translator::Impl>> made = CreateTranslatorImpl(m.model, Limits(1, 1));
@@ -103,13 +108,13 @@ void BM_DecodeStepVsMatrixOps(benchmark::State& state, SyntheticOptions o) {
   one.max_length = 1;
   double step_total = 0, ops_total = 0;
   for (auto _ : state) {
-    double t0 = Now();
+    double t0 = ThreadCpuSeconds();
     if (!RunEncoder(t, &span, 1).ok() || !RunGreedy(t, 1, full, kSteps).ok()) Die("greedy failed");
-    const double t64 = Now() - t0;
-    t0 = Now();
+    const double t64 = ThreadCpuSeconds() - t0;
+    t0 = ThreadCpuSeconds();
     if (!RunEncoder(t, &span, 1).ok() || !RunGreedy(t, 1, one, 1).ok()) Die("greedy failed");
-    const double t1 = Now() - t0;
-    t0 = Now();
+    const double t1 = ThreadCpuSeconds() - t0;
+    t0 = ThreadCpuSeconds();
     for (int step = 1; step < kSteps; ++step) {
       for (const DecoderLayerOps& ops : t.decoder_ops) {
         for (const FullyConnected* fc : {&ops.self_qkv, &ops.self_out, &ops.cross_q, &ops.cross_out, &ops.fc1, &ops.fc2}) {
@@ -118,7 +123,7 @@ void BM_DecodeStepVsMatrixOps(benchmark::State& state, SyntheticOptions o) {
       }
       if (!t.lm_head.Run(1, in.data(), out.data(), nullptr).ok()) Die("lm_head failed");
     }
-    const double ops = Now() - t0;
+    const double ops = ThreadCpuSeconds() - t0;
     step_total += (t64 - t1) / (kSteps - 1);
     ops_total += ops / (kSteps - 1);
   }
@@ -126,12 +131,6 @@ void BM_DecodeStepVsMatrixOps(benchmark::State& state, SyntheticOptions o) {
   state.counters["decode_step_us"] = step_total / n * 1e6;
   state.counters["matrix_ops_us"] = ops_total / n * 1e6;
   state.counters["step_over_matrix_ops"] = step_total / ops_total;
-}
-
-double ThreadCpuSeconds() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 // Latency per remaining head count: 48, 36, 24, 12, 6, 0 encoder heads (6 layers x 8 heads =
