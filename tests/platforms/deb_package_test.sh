@@ -45,12 +45,17 @@ echo "ok: dpkg-deb --contents: $(wc -l <"$work/contents") entries, $models shipp
 
 root="$work/root"
 dpkg -x "$deb" "$root"
-# soname -> Debian package, from the target architecture's packages.
+# soname -> Debian package, from the target architecture's packages (cross: "NAME PACKAGE"
+# lines listed once from the sysroot's .debs).
+if [[ -n "${HW_SYSROOT_CACHE:-}" ]]; then
+  for d in "$HW_SYSROOT_CACHE"/*.deb; do
+    pkg=$(dpkg-deb -f "$d" Package)
+    dpkg-deb -c "$d" | awk -v pkg="$pkg" '{ p = $6; sub(".*/", "", p); print p, pkg }'
+  done >"$work/providers"
+fi
 provider() {
   if [[ -n "${HW_SYSROOT_CACHE:-}" ]]; then
-    for d in "$HW_SYSROOT_CACHE"/*.deb; do
-      if dpkg-deb -c "$d" | grep -qE "/$1( |$)"; then dpkg-deb -f "$d" Package; return 0; fi
-    done
+    awk -v n="$1" '$1 == n { print $2; exit }' "$work/providers"
   else
     # usrmerge: dpkg may record a library under /lib or /usr/lib.
     { dpkg -S "/usr/lib/$HW_TRIPLET/$1" || dpkg -S "/lib/$HW_TRIPLET/$1"; } 2>/dev/null |
