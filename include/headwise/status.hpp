@@ -105,8 +105,12 @@ class [[nodiscard]] Result {
   const T& operator*() const& { return value(); }
 
  private:
-  T* ptr() { return std::launder(reinterpret_cast<T*>(&storage_)); }
-  const T* ptr() const { return std::launder(reinterpret_cast<const T*>(&storage_)); }
+  // Through void*: storage_ is alignas(T), but a direct reinterpret_cast from the byte array
+  // trips -Wcast-align on strict-alignment targets (armhf).
+  T* ptr() { return std::launder(static_cast<T*>(static_cast<void*>(&storage_))); }
+  const T* ptr() const {
+    return std::launder(static_cast<const T*>(static_cast<const void*>(&storage_)));
+  }
   void Reset() {
     if (has_value_) ptr()->~T();
     has_value_ = false;
