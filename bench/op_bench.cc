@@ -24,12 +24,24 @@ std::vector<float> RandomVector(size_t n, uint32_t seed, float scale) {
   return v;
 }
 
-void BM_FullyConnected(benchmark::State& state, size_t in, size_t out, size_t rows, int threads) {
+// One fully-connected operator on `rows` rows, F32 (XNNPACK) or I8 (headwise's int8 kernel,
+// per-row weight scales, activations quantized per row in each run).
+void BM_FullyConnected(benchmark::State& state, size_t in, size_t out, size_t rows, int threads,
+                       bool int8) {
   if (!InitXnnpack().ok()) Die("xnn_initialize failed");
   const std::vector<float> w = RandomVector(in * out, 1, 0.05f), b = RandomVector(out, 2, 0.1f);
-  const FcPart part{{w.data(), WeightType::kF32, static_cast<uint32_t>(out), static_cast<uint32_t>(in), nullptr},
-                    {b.data(), WeightType::kF32, 1, static_cast<uint32_t>(out), nullptr}};
-  Result<FullyConnected> fc = FullyConnected::Create(&part, 1, FcParams(), "bench fc");
+  std::vector<int8_t> q;
+  const std::vector<float> scales = convert::QuantizeRowsI8(w.data(), out, in, &q);
+  FcPart part;
+  part.weight = {w.data(), WeightType::kF32, static_cast<uint32_t>(out), static_cast<uint32_t>(in), nullptr};
+  if (int8) part.weight = {q.data(), WeightType::kI8, static_cast<uint32_t>(out), static_cast<uint32_t>(in), scales.data()};
+  part.bias = {b.data(), WeightType::kF32, 1, static_cast<uint32_t>(out), nullptr};
+  std::vector<int8_t> scratch_q(rows * in);
+  std::vector<float> scratch_scale(rows);
+  const Int8Scratch scratch{scratch_q.data(), scratch_scale.data(), rows, in};
+  FcParams params;
+  params.int8_scratch = &scratch;
+  Result<FullyConnected> fc = FullyConnected::Create(&part, 1, params, "bench fc");
   if (!fc.ok()) Die(fc.status().ToString());
   Result<ThreadPool> pool = ThreadPool::Create(threads);
   if (!pool.ok()) Die(pool.status().ToString());
@@ -40,10 +52,10 @@ void BM_FullyConnected(benchmark::State& state, size_t in, size_t out, size_t ro
     benchmark::DoNotOptimize(y.data());
   }
   const double macs = static_cast<double>(rows * in * out);
+  const double weight_bytes = static_cast<double>(in * out * (int8 ? 1 : sizeof(float)));
   state.counters["GFLOPS"] = benchmark::Counter(2 * macs * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["weight_bytes"] = static_cast<double>(in * out * sizeof(float));
-  state.counters["GBps_weights"] = benchmark::Counter(static_cast<double>(in * out * sizeof(float)) * 1e-9,
-                                                      benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["weight_bytes"] = weight_bytes;
+  state.counters["GBps_weights"] = benchmark::Counter(weight_bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // queries x keys attention over `heads` heads of head_dim values, rows holding all heads side
@@ -97,14 +109,18 @@ void RegisterOperatorBenchmarks(const BenchConfig& config) {
     const struct { const char* name; size_t in, out; } shapes[] = {
         {"qkv", d, 3 * d}, {"out_proj", d, d}, {"cross_kv", d, 2 * d},
         {"fc1", d, f},     {"fc2", f, d},      {"lm_head", d, V}};
-    for (const auto& s : shapes) {
-      for (size_t rows : row_counts) {
-        for (int threads : thread_counts) {
-          const std::string name = std::string("op/fc/") + z.name + "/" + s.name + "/rows:" +
-                                   std::to_string(rows) + "/threads:" + std::to_string(threads);
-          auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_FullyConnected, s.in, s.out, rows, threads);
-          if (threads > 1) b->UseRealTime();
-          if (config.smoke) b->Iterations(10);
+    for (bool int8 : {false, true}) {
+      for (const auto& s : shapes) {
+        for (size_t rows : row_counts) {
+          for (int threads : thread_counts) {
+            const std::string name = std::string("op/fc/") + z.name + (int8 ? "/int8/" : "/fp32/") +
+                                     s.name + "/rows:" + std::to_string(rows) + "/threads:" +
+                                     std::to_string(threads);
+            auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_FullyConnected, s.in, s.out,
+                                                   rows, threads, int8);
+            if (threads > 1) b->UseRealTime();
+            if (config.smoke) b->Iterations(10);
+          }
         }
       }
     }

@@ -53,6 +53,15 @@ __attribute__((target("avx2"))) void Int8GemmAvx2(const Int8GemmArgs& a, size_t 
       const int8_t* x = a.xq + r * k;
       __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
       for (size_t i = 0; i < k32; i += 32) {
+        if (r == 0 && (i & 63) == 0) {
+          // The next four weight rows, one cache line each per 64 bytes read here: the rows
+          // are short (k bytes), too short for the hardware prefetcher to catch up from DRAM.
+          // Prefetching past the end of the matrix is harmless (no fault).
+          _mm_prefetch(reinterpret_cast<const char*>(w3 + k + i), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(w3 + 2 * k + i), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(w3 + 3 * k + i), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(w3 + 4 * k + i), _MM_HINT_T0);
+        }
         const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
         const __m256i ax = _mm256_sign_epi8(xv, xv);
         c0 = _mm256_add_epi32(c0, Dot32(ax, xv, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0 + i)), ones));
