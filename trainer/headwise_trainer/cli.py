@@ -126,12 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replace existing vocabulary files in --out")
     s.set_defaults(func=cmd_spm)
 
-    t = sub.add_parser("train", help="train a MarianMT model (resumable, DDP with torchrun)",
+    t = sub.add_parser("train", help="train a MarianMT model (resumable; DDP with --nproc or torchrun)",
                        description="Train the reference MarianMT model: label-smoothed "
                        "cross-entropy, Adam (0.9, 0.98, 1e-9) with inverse-square-root warm-up, "
                        "token-based batches, periodic dev loss/BLEU, checkpoints that resume "
-                       "exactly. Multi-process: torchrun --nproc_per_node N trainer/headwise-train "
-                       "train ... (gloo backend).")
+                       "exactly. Multi-process data parallel (DDP, gloo): --nproc N on one machine, or "
+                       "torchrun --nproc_per_node N trainer/headwise-train train ... where "
+                       "torchrun works (Debian 12's torch 1.13 torchrun fails on Python 3.11).")
     t.add_argument("--data", required=True, help="corpus directory from 'data'")
     t.add_argument("--vocab", required=True, help="vocabulary directory from 'spm'")
     t.add_argument("--out", required=True, help="run directory (checkpoints, run.json)")
