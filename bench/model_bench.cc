@@ -200,6 +200,9 @@ void RegisterModelBenchmarks(const BenchConfig& config) {
       const std::string fmt = std::string("/weights:") + convert::WeightFormatName(format);
       for (int batch : {1, 16}) {
         for (int threads : {1, 2}) {
+          // Batch 16 on 2 threads takes 15-30 s per call on a loaded 2-core machine (every
+          // parallel region waits for a descheduled worker): long set only.
+          if (batch == 16 && threads == 2 && !config.long_set && !config.smoke) continue;
           const std::string name = std::string("model/greedy/") + z.name + fmt + "/batch:" +
                                    std::to_string(batch) + "/threads:" + std::to_string(threads);
           auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Greedy, o, batch, threads);
