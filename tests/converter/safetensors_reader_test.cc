@@ -49,7 +49,8 @@ TEST(Safetensors, ReadsF32F16Bf16ExactlyAndMetadata) {
       R"("a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},)"
       R"("b":{"dtype":"F16","shape":[5],"data_offsets":[12,22]},)"
       R"("c":{"dtype":"BF16","shape":[2,2],"data_offsets":[22,30]}})";
-  auto r = Parse(Image(header, f32 + f16 + bf16));
+  const std::string image = Image(header, f32 + f16 + bf16);  // the tensors point into it
+  auto r = Parse(image);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->tensors.size(), 3u);
   EXPECT_EQ(r->metadata.at("format"), "pt");
