@@ -8,14 +8,16 @@
 
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/format.h"
 #include "fuzz/model_exercise.h"
+#include "headwise/headwise.h"
 #include "tests/api/test_model.h"
 #include "tests/hostile/model_image.h"
 
@@ -206,12 +208,13 @@ TEST(HostileModel, ShapeProductsThatOverflowOrDisagreeWithTheSize) {
   const schema::Tensor* t = image.Tensor("model.encoder.layers.0.fc2.weight");
   const flatbuffers::Vector<uint32_t>* shape = t != nullptr ? t->shape() : nullptr;
   if (shape == nullptr || shape->size() != 2) FAIL() << "fc2.weight has no 2-D shape";
-  uint32_t* dims = const_cast<uint32_t*>(shape->data());
-  dims[0] = dims[1] = 0xFFFFFFFFu;  // 4 * (2^32 - 1)^2 does not fit in 64 bits
+  const uint32_t* dims = shape->data();
+  image.Write<uint32_t>(dims, 0xFFFFFFFFu);  // 4 * (2^32 - 1)^2 does not fit in 64 bits
+  image.Write<uint32_t>(dims + 1, 0xFFFFFFFFu);
   ExpectError(image.Load(), ErrorCode::kInvalidModel,
               "'model.encoder.layers.0.fc2.weight': shape size overflows 64 bits");
-  dims[0] = 8;
-  dims[1] = 16;  // 512 bytes, the tensor holds 256
+  image.Write<uint32_t>(dims, 8);
+  image.Write<uint32_t>(dims + 1, 16);  // 512 bytes, the tensor holds 256
   ExpectError(image.Load(), ErrorCode::kInvalidModel,
               "'model.encoder.layers.0.fc2.weight': size 256 bytes, shape and dtype need 512");
 }
@@ -224,7 +227,7 @@ TEST(HostileModel, TensorShapesDisagreeingWithTheBlockHeadCounts) {
   ASSERT_NE(b, nullptr);
   ASSERT_NE(b->kept_heads(), nullptr);
   ASSERT_TRUE(image.Patch<uint32_t>(b, schema::AttentionBlock::VT_NUM_HEADS, 1));
-  ModelImage::SetLength(b->kept_heads(), 1);
+  image.SetLength(b->kept_heads(), 1);
   ExpectError(image.Load(), ErrorCode::kInvalidModel,
               "model.encoder.layers.0.self_attn.q_proj.weight: expected [2, 8], found [4, 8]");
 
@@ -243,8 +246,7 @@ TEST(HostileModel, TensorShapesDisagreeingWithTheBlockHeadCounts) {
   ASSERT_TRUE(other.Patch<uint32_t>(d, schema::AttentionBlock::VT_HEAD_DIM, 4));
   ExpectError(other.Load(), ErrorCode::kInvalidModel, "expected head_dim 2, found 4");
   ASSERT_TRUE(other.Patch<uint32_t>(d, schema::AttentionBlock::VT_HEAD_DIM, 2));
-  const uint32_t repeated = 0;
-  std::memcpy(const_cast<uint32_t*>(d->kept_heads()->data()) + 1, &repeated, 4);
+  other.Write<uint32_t>(d->kept_heads()->data() + 1, 0);  // kept heads {0, 0, 2, 3}
   ExpectError(other.Load(), ErrorCode::kInvalidModel, "kept head indices must be ascending, unique");
 
   // A config whose head count does not divide d_model.
@@ -256,7 +258,7 @@ TEST(HostileModel, TensorShapesDisagreeingWithTheBlockHeadCounts) {
 
 TEST(HostileModel, MissingBlocksAndUnknownEnums) {
   ModelImage image(SmallModel());
-  ModelImage::SetLength(image.root()->attention(), 2);
+  image.SetLength(image.root()->attention(), 2);
   ExpectError(image.Load(), ErrorCode::kInvalidModel, "expected 3 attention blocks");
   ModelImage kind(SmallModel());
   ASSERT_TRUE(kind.Patch<uint8_t>(kind.Block(2), schema::AttentionBlock::VT_KIND, 7));
@@ -299,7 +301,7 @@ TEST(HostileModel, BadTokenizerBlobsNameTheBlob) {
   const schema::Tokenizer* tokenizer = shorter.root()->tokenizer();
   const auto* vocab = tokenizer != nullptr ? tokenizer->vocab() : nullptr;
   if (vocab == nullptr) FAIL() << "no vocab";
-  ModelImage::SetLength(vocab, 10);
+  shorter.SetLength(vocab, 10);
   ExpectError(shorter.Load(), ErrorCode::kInvalidModel,
               "tokenizer: vocab has 10 pieces, config vocab_size is 11");
 }
@@ -319,6 +321,36 @@ TEST(HostileModel, ChecksumMismatchIsCaughtUnlessSkipped) {
   ASSERT_TRUE(image.Patch<uint64_t>(image.root(), schema::Model::VT_DATA_CHECKSUM, recorded ^ 1));
   ExpectError(image.Load(), ErrorCode::kChecksumMismatch, "checksum");
   EXPECT_TRUE(image.Load(/*checksum=*/false).ok());
+}
+
+// The option reaches Model::Load and the C API too; both name the file.
+TEST(HostileModel, ChecksumOptionThroughLoadFromAPathAndTheCApi) {
+  ModelImage image(SmallModel());
+  image.bytes()[image.data_offset() + 70] ^= 0x04;
+  testing::ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string path = dir / "damaged.hwm";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(image.bytes().data()),
+              static_cast<std::streamsize>(image.bytes().size()));
+  }
+  auto checked = Model::Load(path);
+  ExpectError(checked, ErrorCode::kChecksumMismatch, path + ": data segment checksum");
+  LoadOptions skip;
+  skip.verify_checksum = false;
+  EXPECT_TRUE(Model::Load(path, skip).ok());
+
+  hw_model* model = nullptr;
+  EXPECT_EQ(hw_model_load(path.c_str(), nullptr, &model), HW_ERR_CHECKSUM_MISMATCH);
+  EXPECT_EQ(model, nullptr);
+  EXPECT_NE(std::string(hw_last_error_message()).find("checksum"), std::string::npos)
+      << hw_last_error_message();
+  hw_load_params params = hw_load_default_params();
+  params.verify_checksum = 0;
+  ASSERT_EQ(hw_model_load(path.c_str(), &params, &model), HW_OK) << hw_last_error_message();
+  EXPECT_EQ(hw_model_vocab_size(model), 11);
+  hw_model_free(model);
 }
 
 // Weights are not checked for finiteness at load (that would read every byte, as the checksum

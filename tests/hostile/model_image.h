@@ -32,20 +32,29 @@ class ModelImage {
   }
   size_t data_offset() { return static_cast<size_t>(root()->data_offset()); }
 
+  // Writes `value` at `address`, which points into bytes(). The write goes through the vector
+  // at an offset computed out of line: GCC's object-size checks would otherwise take the address
+  // for one inside a (1-byte) flatbuffers accessor object.
+  template <typename T>
+  void Write(const void* address, T value) {
+    std::memcpy(bytes_.data() + OffsetOf(address), &value, sizeof value);
+  }
+  [[gnu::noinline]] size_t OffsetOf(const void* address) const {
+    return static_cast<size_t>(static_cast<const uint8_t*>(address) - bytes_.data());
+  }
   // Overwrites a scalar field of a table in place (the writer forces every field present).
   template <typename T>
   bool Patch(const void* table, flatbuffers::voffset_t field, T value) {
     if (table == nullptr) return false;
     const uint8_t* at = reinterpret_cast<const flatbuffers::Table*>(table)->GetAddressOf(field);
     if (at == nullptr) return false;
-    std::memcpy(const_cast<uint8_t*>(at), &value, sizeof value);
+    Write(at, value);
     return true;
   }
   // Shortens a vector in place by rewriting its length prefix (the result stays verifiable).
   template <typename V>
-  static void SetLength(const V* vector, uint32_t length) {
-    std::memcpy(const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(vector)), &length,
-                sizeof length);
+  void SetLength(const V* vector, uint32_t length) {
+    Write(vector, length);
   }
   const schema::Tensor* Tensor(const std::string& name) {
     const auto* tensors = root()->tensors();
