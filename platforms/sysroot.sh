@@ -21,13 +21,18 @@ mapfile -t packages < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$here
 SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
 apt_opts=()  # as root, apt's _apt sandbox user cannot write into the cache directory
 [[ $(id -u) -eq 0 ]] && apt_opts=(-o APT::Sandbox::User=root)
+# A partly failed update (a mirror mid-sync for one index) is not fatal: the package lookup
+# below fails, naming the package, if apt really lacks something.
+apt_update() {
+  $SUDO apt-get update -qq || echo "sysroot: apt-get update reported errors; using the lists apt has" >&2
+}
 # apt needs the foreign architecture in its lists to download its packages.
 if ! dpkg --print-foreign-architectures | grep -qx "$deb_arch"; then
   echo "sysroot: adding architecture $deb_arch"
   $SUDO dpkg --add-architecture "$deb_arch"
-  $SUDO apt-get update -qq
+  apt_update
 elif ! apt-get download --print-uris "libc6:$deb_arch" >/dev/null 2>&1; then
-  $SUDO apt-get update -qq
+  apt_update
 fi
 
 # apt's candidate version of each package decides the .deb file name (one apt call for all);
