@@ -7,6 +7,9 @@
 # Debian's XNNPACK, pthreadpool, SentencePiece and protobuf are not instrumented: ASan and UBSan
 # still check every access our code makes; TSan cannot see the synchronisation inside
 # pthreadpool, so the TSan tests keep each Translator's pool at one thread (tests/concurrency).
+# Left out of sanitizer builds: the allocation-counting tests (they replace the allocator the
+# sanitizers own); the asan-ubsan test preset skips the packaging tests that ship or load the
+# library elsewhere (a .deb, a consumer project, a JVM), which a sanitized build cannot pass.
 set(HEADWISE_SANITIZE "" CACHE STRING "-fsanitize= list for every target (address,undefined | thread)")
 option(HEADWISE_FUZZ "Build the libFuzzer targets in fuzz/ (clang)" OFF)
 

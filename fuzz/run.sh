@@ -17,10 +17,16 @@ targets=("$@")
 cc=${HEADWISE_FUZZ_CC:-clang-14}
 cxx=${HEADWISE_FUZZ_CXX:-clang++-14}
 build=build/fuzz
+# Symbolized stacks in reports (llvm-14 from scripts/setup.sh).
+symbolizer=/usr/lib/llvm-14/bin/llvm-symbolizer
+[[ -x "$symbolizer" ]] && export ASAN_SYMBOLIZER_PATH="${ASAN_SYMBOLIZER_PATH:-$symbolizer}"
 
+# Tests stay configured (only the fuzzers are built here), so scripts/test.sh can build the
+# hostile-file tests and the replays in this ASan + UBSan tree too.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DHEADWISE_FUZZ=ON \
-  -DHEADWISE_BUILD_TESTS=OFF -DHEADWISE_BUILD_BENCH=OFF -DHEADWISE_WERROR=ON >/dev/null
+  -DHEADWISE_BUILD_TESTS=ON -DHEADWISE_BUILD_BENCH=OFF -DHEADWISE_BUILD_TRAINER_TESTS=OFF \
+  -DHEADWISE_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]/%/_fuzzer}"
 
 found=0

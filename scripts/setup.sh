@@ -14,6 +14,7 @@ PACKAGES=(
   python3-torch python3-numpy python3-sentencepiece python3-pytest python3-tqdm python3-matplotlib
   libopenblas0-pthread
   openjdk-17-jdk-headless
+  clang-14 libclang-rt-14-dev llvm-14
 )
 # Packages whose message catalogs make the gettext parallel corpus (trainer/headwise-train data).
 # Kept in trainer/corpus_packages.txt so the corpus is reproducible; installed here too.
