@@ -6,6 +6,7 @@
 
 #include <sentencepiece_processor.h>
 
+#include <exception>
 #include <new>
 #include <utility>
 
@@ -51,6 +52,22 @@ bool IsSpaceOrControl(char32_t cp) {
 // are the only clue when an embedded .spm misbehaves.
 Status FromSentencePiece(const sentencepiece::util::Status& s, const char* what) {
   return Status(ErrorCode::kTokenizer, std::string(what) + ": SentencePiece " + s.ToString());
+}
+
+// SentencePiece reports most broken protos with a Status, but its trie builder (Darts) throws
+// on some (fuzz/regressions/model_loader): either way a hostile model is kTokenizer, not an
+// exception out of Model::Load. Out of memory stays std::bad_alloc, as everywhere else.
+Status LoadProto(sentencepiece::SentencePieceProcessor* processor, std::string_view proto,
+                 const char* what) {
+  try {
+    const auto s = processor->LoadFromSerializedProto(proto);
+    if (!s.ok()) return FromSentencePiece(s, what);
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    return Status(ErrorCode::kTokenizer, std::string(what) + ": SentencePiece threw: " + e.what());
+  }
+  return Status::Ok();
 }
 
 // Python's str.strip() after HF's "▁" -> " " replacement, restricted to what that leaves.
@@ -174,10 +191,10 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::Create(std::string_view source_spm
   std::unique_ptr<Tokenizer> t(new Tokenizer());
   t->source_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
   t->target_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
-  auto s = t->source_->LoadFromSerializedProto(source_spm);
-  if (!s.ok()) return FromSentencePiece(s, "source tokenizer model does not parse");
-  s = t->target_->LoadFromSerializedProto(target_spm);
-  if (!s.ok()) return FromSentencePiece(s, "target tokenizer model does not parse");
+  HW_RETURN_IF_ERROR(
+      LoadProto(t->source_.get(), source_spm, "source tokenizer model does not parse"));
+  HW_RETURN_IF_ERROR(
+      LoadProto(t->target_.get(), target_spm, "target tokenizer model does not parse"));
 
   t->piece_to_id_.reserve(vocab.size());
   for (size_t id = 0; id < vocab.size(); ++id) {

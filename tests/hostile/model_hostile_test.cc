@@ -306,6 +306,44 @@ TEST(HostileModel, BadTokenizerBlobsNameTheBlob) {
               "tokenizer: vocab has 10 pieces, config vocab_size is 11");
 }
 
+// A serialized sentencepiece.ModelProto: <unk>, <s>, </s>, then `pieces` as normal pieces.
+std::string SpmProto(const std::vector<std::string>& pieces) {
+  const auto varint = [](uint64_t v) {
+    std::string out;
+    for (; v >= 0x80; v >>= 7) out += static_cast<char>((v & 0x7f) | 0x80);
+    return out + static_cast<char>(v);
+  };
+  const auto bytes_field = [&](int number, const std::string& bytes) {
+    return varint(static_cast<uint64_t>(number) << 3 | 2) + varint(bytes.size()) + bytes;
+  };
+  const auto piece = [&](const std::string& text, float score, int type) {
+    char raw[4];
+    std::memcpy(raw, &score, 4);
+    return bytes_field(1, text) + varint(2 << 3 | 5) + std::string(raw, 4) + varint(3 << 3) +
+           varint(static_cast<uint64_t>(type));
+  };
+  std::string proto = bytes_field(1, piece("<unk>", 0, 2)) + bytes_field(1, piece("<s>", 0, 3)) +
+                      bytes_field(1, piece("</s>", 0, 3));
+  for (const std::string& p : pieces) proto += bytes_field(1, piece(p, -1.0f, 1));
+  return proto;
+}
+
+// Found by the model_loader fuzzer (fuzz/regressions/model_loader/crash-c90eb6b9...): a piece
+// starting with NUL makes SentencePiece's trie builder throw instead of returning a Status.
+TEST(HostileModel, SentencePieceThatThrowsIsATokenizerError) {
+  convert::ModelSpec spec = testing::MakeSpec(SmallOptions());
+  spec.vocab = {"</s>", "<unk>", "a", "b", "c", "d", "e", "f", "g", "h", "<pad>"};
+  spec.source_spm = SpmProto({"a", std::string("\0b", 2)});
+  spec.target_spm = SpmProto({"a", "b"});
+  ModelImage image(testing::Serialize(spec));
+  ExpectError(image.Load(), ErrorCode::kTokenizer,
+              "source tokenizer model does not parse: SentencePiece threw: ");
+  ExpectError(image.Load(), ErrorCode::kTokenizer, "zero-length key");
+  std::swap(spec.source_spm, spec.target_spm);  // the well-formed proto loads
+  ModelImage swapped(testing::Serialize(spec));
+  ExpectError(swapped.Load(), ErrorCode::kTokenizer, "target tokenizer model does not parse");
+}
+
 TEST(HostileModel, ChecksumMismatchIsCaughtUnlessSkipped) {
   ModelImage image(SmallModel());
   image.bytes()[image.data_offset() + 7] ^= 0x10;
