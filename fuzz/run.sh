@@ -38,14 +38,14 @@ for t in "${targets[@]}"; do
   inputs=("$work/corpus" "fuzz/corpus/$t")
   [[ -d "fuzz/regressions/$t" ]] && inputs+=("fuzz/regressions/$t")
   echo "fuzz: $t for ${seconds}s"
+  start=$(date +%s)
   set +e
   "$build/fuzz/${t}_fuzzer" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
     -print_final_stats=1 -artifact_prefix="$work/artifacts/" "${inputs[@]}" >"$work/log" 2>&1
   rc=$?
   set -e
+  secs=$(($(date +%s) - start))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)
-  secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$work/log" | tail -n 1)
-  [[ -n "$secs" ]] || secs=$seconds
   artifacts=("$work"/artifacts/*)
   findings=0
   if [[ -e "${artifacts[0]}" ]]; then
