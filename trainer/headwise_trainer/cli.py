@@ -152,6 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--activation", default="swish", choices=["swish", "relu", "gelu"])
     g.add_argument("--dropout", type=float, default=0.1)
     g.add_argument("--max-positions", type=int, default=512)
+    g.add_argument("--head-layout", metavar="SPEC",
+                   help="train this head layout from scratch: the heads SPEC keeps (the "
+                        "converter's --keep-heads syntax, e.g. 'enc.*=none;enc.3=5', or a file "
+                        "holding it); the others are masked from step 0 by frozen 0/1 gates")
     o = t.add_argument_group("optimisation")
     o.add_argument("--steps", type=int, default=6000, help="total optimiser steps")
     o.add_argument("--max-tokens", type=int, default=2500,

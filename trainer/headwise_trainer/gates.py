@@ -38,6 +38,7 @@ class HeadGate(nn.Module):
     def __init__(self, num_heads: int, init_log_alpha: float = DEFAULT_INIT_LOG_ALPHA):
         super().__init__()
         self.log_alpha = nn.Parameter(torch.full((num_heads,), float(init_log_alpha)))
+        self.fixed = False  # True: the test-time 0/1 gates in training too (fixed_gates())
 
     def sample(self, generator: Optional[torch.Generator] = None) -> torch.Tensor:
         """A training sample of the gates, [num_heads] in [0, 1], differentiable in log_alpha."""
@@ -54,7 +55,33 @@ class HeadGate(nn.Module):
         return torch.sigmoid(self.log_alpha - L0_SHIFT)
 
     def forward(self) -> torch.Tensor:
-        return self.sample() if self.training else self.eval_gates()
+        return self.sample() if self.training and not self.fixed else self.eval_gates()
+
+
+FIXED_LOG_ALPHA = 10.0  # |log_alpha| of fixed gates: kept heads +10, removed heads -10
+
+
+def fixed_gates(model: MarianMTModel, layout: Mapping[str, Sequence[int]]) -> None:
+    """Puts a frozen 0/1 gate on every attention block: the heads ``layout`` lists for a block
+    are kept (log_alpha +10), the others removed (-10); blocks it does not list keep every head.
+    The gates never sample and have no gradient (requires_grad False), so training with them is
+    training that head layout from scratch; the saved log_alpha make exported checkpoints and
+    converted models strip the removed heads as for a pruned model."""
+    for name, _, _, attn in _blocks(model):
+        if attn.head_gate is not None:
+            raise ValueError(f"{name} already has a head gate")
+        kept = set(layout.get(name, range(attn.num_heads)))
+        bad = sorted(h for h in kept if not 0 <= h < attn.num_heads)
+        if bad:
+            raise ValueError(f"{name}: head {bad[0]} outside [0, {attn.num_heads})")
+        gate = HeadGate(attn.num_heads)
+        with torch.no_grad():
+            gate.log_alpha.copy_(torch.tensor([FIXED_LOG_ALPHA if h in kept else -FIXED_LOG_ALPHA
+                                               for h in range(attn.num_heads)]))
+        gate.log_alpha.requires_grad_(False)
+        gate.fixed = True
+        gate.train(attn.training)
+        attn.head_gate = gate
 
 
 def _blocks(model: MarianMTModel) -> Iterator[Tuple[str, str, int, MarianAttention]]:

@@ -1,6 +1,11 @@
 """Base training: label-smoothed cross-entropy, Adam with inverse-square-root warm-up,
 token-based batches, periodic dev loss/BLEU, exact resume, optional DDP (torchrun, gloo).
 
+--head-layout SPEC (keep_heads.py syntax, the converter's --keep-heads) trains a fixed head layout
+from scratch, the control of Voita et al.: every block gets a frozen 0/1 gate (gates.fixed_gates),
+so the removed heads are off from step 0; initialisation, data order and schedule are those of
+the same run without the option.
+
 Exactness: the data order is a function of (seed, epoch) (batching.py), the learning rate a
 function of the step, and every checkpoint stores model, optimiser, data position and RNG
 states, so N steps + resume + M steps gives the same parameters as N+M steps in one go.
@@ -20,6 +25,8 @@ import torch.nn.functional as F
 from . import run_state
 from .batching import TokenBatcher, collate, encode_split
 from .config import MarianConfig
+from .gates import fixed_gates, layout_summary
+from .keep_heads import apply_spec, parse_spec, spec_text
 from .model import MarianMTModel
 from .spm_vocab import Vocab
 
@@ -142,9 +149,17 @@ def run_training(args, log=print) -> dict:
     if state is not None:
         for k in FIXED_ARGS:  # the run's defining arguments come from the checkpoint
             setattr(args, k, state["train_args"][k])
+        saved_layout = state["train_args"].get("head_layout")
+        if getattr(args, "head_layout", None) and \
+                spec_text(args.head_layout) != (saved_layout or ""):
+            raise TrainError(f"--head-layout {args.head_layout!r}: {resume_path} was trained "
+                             f"with {saved_layout!r}; a resumed run keeps its head layout")
+        args.head_layout = saved_layout
         if state.get("world_size", 1) != world:
             raise TrainError(f"{resume_path}: written by {state.get('world_size', 1)} processes, "
                              f"resumed with {world}; expected the same number")
+    elif getattr(args, "head_layout", None):
+        args.head_layout = spec_text(args.head_layout)  # run.json records the spec itself
 
     vocab = Vocab.load(args.vocab)
     config = MarianConfig.from_dict(state["config"]) if state else build_config(args, vocab)
@@ -158,6 +173,12 @@ def run_training(args, log=print) -> dict:
 
     run_state.seed_all(args.seed + rank)
     model = MarianMTModel(config)
+    if getattr(args, "head_layout", None):
+        layout = apply_spec(parse_spec(args.head_layout), model)
+        fixed_gates(model, layout)
+        if is_main:
+            log("train: fixed head layout (removed heads masked from step 0):\n"
+                + layout_summary(model))
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
     step, epoch, batch_idx, history, seconds_before = 0, 0, 0, [], 0.0
     if state is not None:
