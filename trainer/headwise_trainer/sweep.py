@@ -1,0 +1,203 @@
+"""`headwise-train sweep runs|rank`: the points of the pruning curves, each in its own directory
+under ROOT, each skipped when its result exists, so a rerun continues an interrupted sweep.
+
+  ROOT/<setting>-<lambda>/{run,export,log,eval.json}   L0 pruning (prune) from one start point;
+      setting enc = --encoder-only, all = enc,dec,cross gated. Done when export/ exists.
+  ROOT/<name>/{run,log,eval.json}                      --scratch NAME=SPEC: train SPEC's head
+      layout from scratch with the base run's settings (train --head-layout). Done at --steps.
+  ROOT/<name>/eval.json                                --reference NAME=MODEL: scored as it is.
+  ROOT/rank/<score>-<setting>-<K>.json                 rank pruning without fine-tuning: keep
+      the K heads of the setting's types with the highest analysis.json score, globally.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from typing import Dict, List, Optional, Tuple
+
+from . import run_state
+from .sweep_eval import evaluate_point
+
+TRAINER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "headwise-train")
+SETTINGS = {"enc": ["--encoder-only"], "all": ["--types", "enc,dec,cross"]}
+SETTING_KINDS = {"enc": ("encoder_self",),
+                 "all": ("encoder_self", "decoder_self", "decoder_cross")}
+# Train arguments a --scratch run copies from the base run (run.json train_args).
+BASE_TRAIN_KEYS = ("d_model", "encoder_layers", "decoder_layers", "heads", "decoder_heads", "ffn",
+                   "activation", "dropout", "max_positions", "max_tokens", "max_len", "lr",
+                   "warmup", "label_smoothing", "clip_norm", "seed", "eval_every",
+                   "dev_bleu_sentences", "checkpoint_every", "log_every")
+
+
+class SweepError(ValueError):
+    pass
+
+
+def point_name(setting: str, lam: float) -> str:
+    return f"{setting}-{lam:g}"
+
+
+def plan(settings: List[str], lambdas: List[float]) -> List[Tuple[str, str, float]]:
+    """[(name, setting, lambda)] in the order they run: lambda 0 first, then by lambda."""
+    for s in settings:
+        if s not in SETTINGS:
+            raise SweepError(f"--settings: unknown setting {s!r}; expected enc or all")
+    return [(point_name(s, lam), s, lam) for lam in sorted(lambdas) for s in settings]
+
+
+def _run(cmd: List[str], log_path: str, log) -> None:
+    log(f"sweep: {' '.join(shlex.quote(c) for c in cmd)} >> {log_path}")
+    with open(log_path, "a", encoding="utf-8") as f:
+        rc = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT)
+    if rc != 0:
+        raise SweepError(f"exit status {rc}: {' '.join(cmd[:4])} ...; see {log_path}")
+
+
+def prune_point(args, name: str, setting: str, lam: float, log) -> bool:
+    """Trains (or resumes) one L0 point unless it is done; True when export/ exists."""
+    d = os.path.join(args.root, name)
+    export = os.path.join(d, "export")
+    if os.path.isdir(export):
+        return True
+    if args.no_train:
+        return False
+    os.makedirs(d, exist_ok=True)
+    run = os.path.join(d, "run")
+    common = ["--data", args.data, "--out", run, "--export", export, "--threads",
+              str(args.threads)] + (["--vocab", args.vocab] if args.vocab else [])
+    common += shlex.split(args.prune_args)
+    if run_state.list_checkpoints(run):
+        cmd = ["prune", "--resume"] + common
+    else:
+        cmd = ["prune", "--from", args.start, "--lambda", f"{lam:g}"] + SETTINGS[setting] + common
+    _run([sys.executable, TRAINER] + cmd, os.path.join(d, "log"), log)
+    return os.path.isdir(export)
+
+
+def scratch_argv(base_args: dict, out: str, spec: str, steps: int, threads: int) -> List[str]:
+    argv = ["train", "--data", base_args["data"], "--vocab", base_args["vocab"], "--out", out,
+            "--steps", str(steps), "--threads", str(threads), "--keep", "3", "--head-layout", spec]
+    for k in BASE_TRAIN_KEYS:
+        if k in base_args:
+            argv += [f"--{k.replace('_', '-')}", str(base_args[k])]
+    return argv
+
+
+def scratch_point(args, name: str, spec: str, log) -> bool:
+    """Trains (or resumes) the from-scratch control; True when its --scratch-steps ckpt exists."""
+    run = os.path.join(args.root, name, "run")
+    done = dict(run_state.list_checkpoints(run)).get(args.scratch_steps)
+    if done or args.no_train:
+        return bool(done)
+    with open(os.path.join(args.base_run, "run.json"), encoding="utf-8") as f:
+        base_args = json.load(f)["train_args"]
+    argv = scratch_argv(base_args, run, spec, args.scratch_steps, args.threads)
+    if run_state.list_checkpoints(run):
+        argv.append("--resume")
+    os.makedirs(run, exist_ok=True)
+    _run([sys.executable, TRAINER] + argv, os.path.join(args.root, name, "log"), log)
+    return bool(dict(run_state.list_checkpoints(run)).get(args.scratch_steps))
+
+
+def _pairs(items: Optional[List[str]], what: str) -> List[Tuple[str, str]]:
+    out = []
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name or "/" in name:
+            raise SweepError(f"{what} {item!r}: expected NAME=VALUE")
+        out.append((name, value))
+    return out
+
+
+def run_runs(args, log=print) -> dict:
+    """Trains what is missing (unless --no-train) and scores every finished point."""
+    status: Dict[str, str] = {}
+    for name, target in _pairs(args.adopt, "--adopt"):  # e.g. all-0.015=RUN:EXPORT
+        d = os.path.join(args.root, name)
+        if not os.path.exists(d):
+            run, _, export = target.partition(":")
+            os.makedirs(d)
+            os.symlink(os.path.abspath(run), os.path.join(d, "run"))
+            if export:
+                os.symlink(os.path.abspath(export), os.path.join(d, "export"))
+    lambdas = [float(x) for x in args.lambdas.split(",") if x.strip()]
+    settings = [s.strip() for s in args.settings.split(",") if s.strip()]
+    todo = [(n, "l0", (s, lam)) for n, s, lam in plan(settings, lambdas)]
+    todo += [(n, "scratch", spec) for n, spec in _pairs(args.scratch, "--scratch")]
+    todo += [(n, "reference", path) for n, path in _pairs(args.reference, "--reference")]
+    for name, kind, what in todo:
+        d = os.path.join(args.root, name)
+        if kind == "l0":
+            ready, model, extra = prune_point(args, name, *what, log), os.path.join(d, "export"), \
+                {"kind": "l0", "setting": what[0], "lambda": what[1]}
+        elif kind == "scratch":
+            ready, model, extra = scratch_point(args, name, what, log), os.path.join(d, "run"), \
+                {"kind": "scratch", "spec": what}
+        else:
+            ready, model, extra = True, what, {"kind": "reference", "path": what}
+        if not ready:
+            status[name] = "not finished"
+            continue
+        run_dir = os.path.join(d, "run") if kind != "reference" else \
+            (what if os.path.isdir(what) and not os.path.isfile(os.path.join(what, "config.json"))
+             else None)
+        rec = evaluate_point(model, args.data, os.path.join(d, "eval.json"), vocab=args.vocab,
+                             limit=args.limit, threads=args.threads, run_dir=run_dir,
+                             extra=dict(extra, name=name), log=log)
+        status[name] = f"BLEU {rec['bleu']}"
+    for name, s in status.items():
+        log(f"sweep: {name}: {s}")
+    return status
+
+
+def read_analysis(path: str, model) -> Dict[str, Dict[Tuple[str, int], float]]:
+    """score name -> {(block, head): score} from a headwise-head-analysis file."""
+    with open(path, encoding="utf-8") as f:
+        a = json.load(f)
+    if a.get("format") != "headwise-head-analysis" or a.get("version") != 1:
+        raise SweepError(f"{path}: expected format headwise-head-analysis version 1, found "
+                         f"{a.get('format')!r} version {a.get('version')!r}")
+    names = {(kind, layer): (name, attn.num_heads)
+             for name, kind, layer, attn in model.attention_blocks()}
+    scores: Dict[str, Dict[Tuple[str, int], float]] = {}
+    for b in a["blocks"]:
+        key = (b["kind"], b["layer"])
+        if key not in names:
+            raise SweepError(f"{path}: block {b['kind']} layer {b['layer']} is not in the model")
+        name, n = names[key]
+        if b.get("source_heads", n) != n or len(b["heads"]) != n:
+            raise SweepError(f"{path}: {name}: expected {n} heads, found {len(b['heads'])}")
+        for h in b["heads"]:
+            for score in ("relevance", "michel"):
+                if h.get(score) is not None:
+                    scores.setdefault(score, {})[(name, h["head"])] = float(h[score])
+    return scores
+
+
+def run_rank(args, log=print) -> dict:
+    """Scores the top-K layouts of each score and setting (no fine-tuning)."""
+    from .import_model import load_start_model
+    from .sweep_layout import top_k_layout
+    model = load_start_model(args.model).model
+    scores = read_analysis(args.analysis, model)
+    results = {}
+    for score in [s.strip() for s in args.scores.split(",") if s.strip()]:
+        if score not in scores:
+            raise SweepError(f"{args.analysis}: no {score!r} scores; found {sorted(scores)}")
+        for setting, keeps in (("enc", args.enc_keep), ("all", args.all_keep)):
+            for k in [int(x) for x in keeps.split(",") if x.strip()]:
+                layout = top_k_layout(model, scores[score], SETTING_KINDS[setting], k)
+                name = f"{score}-{setting}-{k}"
+                rec = evaluate_point(args.model, args.data,
+                                     os.path.join(args.root, "rank", f"{name}.json"),
+                                     vocab=args.vocab, layout=layout, limit=args.limit,
+                                     threads=args.threads, log=log,
+                                     extra={"kind": "rank", "name": name, "score": score,
+                                            "setting": setting, "keep": k,
+                                            "analysis": args.analysis})
+                results[name] = rec["bleu"]
+    return results

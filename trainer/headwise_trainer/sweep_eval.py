@@ -1,0 +1,110 @@
+"""Scores of one sweep point: a model (exported checkpoint, run directory or ckpt-*.pt) with a
+head layout (its test-time gates, or one given), on one corpus split, as a JSON record with what
+made it: heads kept per kind and layer, training steps and seconds, data size and machine.
+
+Records are written atomically and never recomputed: a rerun of the sweep skips a point whose
+record exists (delete the file to redo it).
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from typing import Dict, Mapping, Optional, Sequence
+
+import torch
+
+from . import run_state
+from .batching import encode_split
+from .gates import head_layout
+from .import_model import check_vocab_size, load_start_model
+from .prune_eval import evaluate_layout, layout_counts
+from .spm_vocab import Vocab
+
+
+def machine() -> Dict[str, object]:
+    """Where a number was measured (the CPU model, cores, torch threads and version)."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f
+                        if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "torch": torch.__version__, "load_average": [round(x, 1) for x in os.getloadavg()]}
+
+
+def run_facts(run_dir: Optional[str]) -> Dict[str, object]:
+    """Steps, training seconds and settings of the newest checkpoint of a training or pruning
+    run (empty when there is none)."""
+    if not run_dir or not os.path.isdir(run_dir):
+        return {}
+    ckpts = run_state.list_checkpoints(run_dir)
+    if not ckpts:
+        return {}
+    state = torch.load(ckpts[-1][1], map_location="cpu")
+    a = state.get("prune_args") or state.get("train_args") or {}
+    keys = ("lam", "types", "encoder_only", "lr", "gate_lr", "warmup", "max_tokens", "seed",
+            "steps", "head_layout", "penalty")
+    return {"checkpoint": ckpts[-1][1], "steps": state["step"],
+            "train_seconds": round(float(state.get("train_seconds", 0.0)), 1),
+            "start": state.get("start"), "args": {k: a[k] for k in keys if k in a},
+            "dev_history": state.get("history", [])}
+
+
+def count_lines(data: str, split: str) -> Optional[int]:
+    """Sentence pairs in a corpus split (lines of its first SPLIT.* file)."""
+    names = sorted(n for n in os.listdir(data) if n.startswith(split + "."))
+    if not names:
+        return None
+    with open(os.path.join(data, names[0]), "rb") as f:
+        return sum(1 for _ in f)
+
+
+def write_json(path: str, record: dict) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def evaluate_point(model_path: str, data: str, out_json: str, *, vocab: Optional[str] = None,
+                   layout: Optional[Mapping[str, Sequence[int]]] = None, split: str = "test",
+                   limit: int = 0, threads: int = 1, run_dir: Optional[str] = None,
+                   extra: Optional[dict] = None, log=print) -> dict:
+    """Scores ``model_path`` with ``layout`` (default: its test-time gates) greedily on
+    ``split`` and writes the record to ``out_json``; returns the existing record if there is one."""
+    if os.path.isfile(out_json):
+        with open(out_json, encoding="utf-8") as f:
+            return json.load(f)
+    torch.set_num_threads(threads)
+    start = load_start_model(model_path)
+    model = start.model.eval()
+    vocab_dir = vocab or start.vocab_dir
+    if not vocab_dir:
+        raise ValueError(f"{model_path}: no vocabulary recorded; pass --vocab")
+    voc = Vocab.load(vocab_dir)
+    check_vocab_size(model, len(voc), vocab_dir)
+    layout = head_layout(model) if layout is None else layout
+    corpus = encode_split(voc, data, split)
+    n = min(limit, len(corpus.src)) if limit else len(corpus.src)
+    t0 = time.time()
+    scores = evaluate_layout(model, layout, corpus.src[:n], corpus.tgt_text[:n], voc, 1, 64, 1.0)
+    scores.pop("hyps")
+    train_pairs = count_lines(data, "train")
+    record = {**(extra or {}), "model": start.description, "split": split, "sentences": n,
+              "search": "greedy", **scores, "heads_kept": layout_counts(model, layout),
+              "layout": {k: list(v) for k, v in layout.items()},
+              "run": run_facts(run_dir), "train_pairs": train_pairs, "machine": machine(),
+              "eval_seconds": round(time.time() - t0, 1),
+              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    os.makedirs(os.path.dirname(out_json) or ".", exist_ok=True)
+    write_json(out_json, record)
+    hk = record["heads_kept"]
+    log(f"sweep: {out_json}: BLEU {record['bleu']} chrF {record['chrf']} | heads "
+        f"{sum(hk['encoder_self'])}/{sum(hk['decoder_self'])}/{sum(hk['decoder_cross'])} "
+        f"| {record['eval_seconds']} s")
+    return record
