@@ -67,7 +67,7 @@ def register(sub) -> None:
     k.add_argument("--analysis", required=True, help="headwise-head-analysis JSON of --model")
     k.add_argument("--model", required=True, help="the model the analysis scored")
     k.add_argument("--scores", default="relevance,michel", help="default %(default)s")
-    k.add_argument("--enc-keep", default="36,24,12,6,3",
+    k.add_argument("--enc-keep", default="36,24,10,6",
                    help="encoder heads kept, encoder-only pruning (default %(default)s)")
     k.add_argument("--all-keep", default="72,48,24,12",
                    help="heads kept over all three types (default %(default)s)")
@@ -78,4 +78,6 @@ def register(sub) -> None:
     p.add_argument("--out-dir", required=True, help="where the JSON and PNG go")
     p.add_argument("--md", help="write the Markdown report here (e.g. docs/pruning-results.md)")
     p.add_argument("--name", default="en-de", help="file name stem (default %(default)s)")
+    p.add_argument("--base-run", help="the base training run, for its dev curve (e.g. "
+                   "work/runs/en-de-base)")
     p.set_defaults(func=_lazy("sweep_report", "run_report"))

@@ -42,7 +42,8 @@ def plot(points: List[dict], png: str, title: str, base: Optional[dict],
         ax.set_xlabel(label)
         ax.set_ylabel("test BLEU (greedy)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="lower right")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(png, metadata={"Software": None})

@@ -9,14 +9,13 @@ import os
 import time
 from typing import Dict, List, Optional, Tuple
 
-from . import run_state
-from .sweep_eval import write_json
+from .sweep_eval import run_facts, write_json
 from .sweep_plot import plot
 
 DEFAULT_L0 = [f"{s}-{lam}" for lam in ("0", "0.005", "0.01", "0.015", "0.025", "0.04", "0.08")
               for s in ("enc", "all")]
 DEFAULT_RANK = [f"{sc}-{st}-{k}" for sc in ("relevance", "michel")
-                for st, ks in (("enc", (36, 24, 12, 6, 3)), ("all", (72, 48, 24, 12)))
+                for st, ks in (("enc", (36, 24, 10, 6)), ("all", (72, 48, 24, 12)))
                 for k in ks]
 CONTROL, BASE, START, SHIPPED = "all-0", "base", "start", "all-0.015"
 
@@ -30,7 +29,29 @@ PAPER_ALL = [("WMT", "48/48/48", 29.6, 29.6), ("WMT", "14/31/30", 29.62, 29.47),
              ("OpenSubtitles", "6/9/13", 32.27, 31.84)]
 
 
-def load_points(root: str) -> Tuple[List[dict], Dict[str, str]]:
+REPRODUCE = """Each command skips what is done and continues what was interrupted; rerun it after a
+stop. Run from the repository root, one training process per core at most.
+
+    # L0 points (7 lambdas x {encoder-only, all types}, 250 steps each from base step 1,100),
+    # the shipped run adopted as all-0.015, the from-scratch control and the reference models
+    trainer/headwise-train sweep runs --root work/sweep/en-de --from work/prune-start/ckpt-1100.pt \\
+      --data work/corpus-de --vocab work/vocab-de --threads 1 \\
+      --adopt all-0.015=work/runs/en-de-prune:models/en-de/checkpoint \\
+      --scratch scratch-shipped=models/en-de/sweep/shipped-layout.spec --base-run work/runs/en-de-base \\
+      --reference base=models/en-de/base-checkpoint --reference start=work/prune-start/ckpt-1100.pt
+    # rank pruning of the base by the analysis' scores, no fine-tuning
+    trainer/headwise-train sweep rank --root work/sweep/en-de --data work/corpus-de \\
+      --analysis models/en-de/base-checkpoint/analysis.json --model models/en-de/base-checkpoint
+    # this page, models/en-de/sweep/en-de-sweep.json and .png
+    trainer/headwise-train sweep report --root work/sweep/en-de --out-dir models/en-de/sweep \\
+      --md docs/pruning-results.md --base-run work/runs/en-de-base
+
+`sweep runs --no-train` only scores what others' processes finished. The from-scratch control
+alone is `train --head-layout models/en-de/sweep/shipped-layout.spec` with the base run's
+arguments (models/en-de/README.md) and `--steps 1200`."""
+
+
+def load_points(root: str) -> Tuple[List[dict], Dict[str, dict]]:
     """Every result record under ROOT, and name -> state of the directories without one."""
     points, pending = [], {}
     for d in sorted(glob.glob(os.path.join(root, "*", ""))):
@@ -42,9 +63,11 @@ def load_points(root: str) -> Tuple[List[dict], Dict[str, str]]:
             with open(ev, encoding="utf-8") as f:
                 points.append(json.load(f))
         else:
-            ckpts = run_state.list_checkpoints(os.path.join(d, "run"))
-            pending[name] = (f"not finished (newest checkpoint: step {ckpts[-1][0]})" if ckpts
-                             else "not started")
+            facts = run_facts(os.path.join(d, "run"))
+            status = ("trained, not scored yet" if os.path.isdir(os.path.join(d, "export")) else
+                      f"not finished, newest checkpoint step {facts['steps']}" if facts else
+                      "no checkpoint yet")
+            pending[name] = {"status": status, **facts}
     for p in sorted(glob.glob(os.path.join(root, "rank", "*.json"))):
         with open(p, encoding="utf-8") as f:
             points.append(json.load(f))
@@ -133,14 +156,19 @@ def rank_table(points, base) -> List[str]:
     return rows
 
 
-def markdown(points: List[dict], pending: Dict[str, str], png_rel: str, json_rel: str,
-             command: str) -> str:
+def dev_curve(history: List[dict]) -> str:
+    return "; ".join(f"step {h['step']}: BLEU {h['dev_bleu']}" for h in history) or "none yet"
+
+
+def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_rel: str,
+             command: str, base_run: Optional[dict] = None) -> str:
     by = {r["name"]: r for r in points}
     control, base, start, shipped = (by.get(n) for n in (CONTROL, BASE, START, SHIPPED))
     scratch = [r for r in points if r["kind"] == "scratch"]
     l0_names = {r["name"] for r in points if r["kind"] in ("l0", "scratch", "reference")}
-    missing = [f"{n} ({pending.get(n, 'not started')})" for n in DEFAULT_L0 if n not in l0_names]
-    missing += [f"{n} ({s})" for n, s in pending.items() if n not in DEFAULT_L0]
+    state = lambda n: pending.get(n, {}).get("status", "not started")  # noqa: E731
+    missing = [f"{n} ({state(n)})" for n in DEFAULT_L0 if n not in l0_names]
+    missing += [f"{n} ({state(n)})" for n in pending if n not in DEFAULT_L0]
     missing_rank = [n for n in DEFAULT_RANK if n not in by]
     any_rec = next(iter(points), None)
     m = any_rec["machine"] if any_rec else {}
@@ -198,7 +226,8 @@ def markdown(points: List[dict], pending: Dict[str, str], png_rel: str, json_rel
     lines += rank_table(points, base) if any(r["kind"] == "rank" for r in points) else \
         ["No rank-pruning result: " + ("analysis.json was not available." if missing_rank else "")]
     lines += ["", "## Pruned versus the same layout trained from scratch", ""]
-    if scratch:
+    scratch_pending = {n: p for n, p in pending.items() if n.startswith("scratch") and p.get("steps")}
+    if scratch or scratch_pending:
         lines += ["| model | heads kept enc/dec/cross | training | BLEU | chrF | training time |",
                   "|---|---|---|---|---|---|"]
         if shipped:
@@ -208,20 +237,28 @@ def markdown(points: List[dict], pending: Dict[str, str], png_rel: str, json_rel
                          f"(pruning only) |")
         if base:
             lines.append(f"| base, all heads | 48/24/24 | 1,200 steps | {base['bleu']:.2f} | "
-                         f"{base['chrf']:.2f} | 1 h 22 min |")
+                         f"{base['chrf']:.2f} | "
+                         f"{fmt_time((base_run or {}).get('train_seconds'))} |")
         for r in scratch:
             lines.append(f"| {r['name']}: the shipped layout from scratch | "
                          f"{'/'.join(map(str, kept(r)))} | {r['run'].get('steps')} steps, the "
                          f"base run's settings | {r['bleu']:.2f} | {r['chrf']:.2f} | "
                          f"{fmt_time(r['run'].get('train_seconds'))} |")
-            dev = r["run"].get("dev_history") or []
-            if dev:
-                lines += ["", f"Dev curve of {r['name']} (first 200 dev sentences, greedy) beside "
-                          "the base run's (work/train.log): " + "; ".join(
-                              f"step {h['step']}: BLEU {h['dev_bleu']}" for h in dev) + "."]
-    else:
-        lines.append("No result: the from-scratch control had not finished "
-                     f"({pending.get('scratch-shipped', 'not started')}).")
+    for name, p in scratch_pending.items():
+        lines.append(f"\nNo test result: {name} (the shipped layout trained from scratch with "
+                     f"the base run's settings) had not finished: {p['status']} of "
+                     f"{p['args'].get('steps')}, {fmt_time(p.get('train_seconds'))} of "
+                     "training so far.")
+    curves = [(r["name"], r["run"].get("dev_history") or []) for r in scratch]
+    curves += [(n, p.get("dev_history") or []) for n, p in pending.items()
+               if n.startswith("scratch")]
+    if curves:
+        lines += ["", "Dev BLEU during training (greedy, first 200 dev sentences, F32):", ""]
+        if base_run:
+            lines.append(f"- base, all heads: {dev_curve(base_run.get('dev_history', []))}")
+        lines += [f"- {n}, the shipped layout (1/10/13 heads): {dev_curve(h)}" for n, h in curves]
+    if not scratch and not curves:
+        lines.append("No result: the from-scratch control had not started.")
     lines += ["", "## The paper's numbers (Voita et al. 2019, EN-RU, 6+6 layers x 8 heads)", "",
               "Encoder self-attention only:", "", "| data | encoder heads | BLEU |", "|---|---|---|",
               *[f"| {d} | {h} | {b} |" for d, h, b in PAPER_ENC], "",
@@ -231,7 +268,7 @@ def markdown(points: List[dict], pending: Dict[str, str], png_rel: str, json_rel
               "The paper loses 0.15 BLEU at 10 of 48 encoder heads and 0.5-0.7 BLEU at about a "
               "quarter of the heads (WMT 8/13/15), with 2.5M-6M training pairs and a converged "
               "model; here the model is small, under-trained and fine-tuned for 250 steps only.",
-              "", "## Missing", ""]
+              "", "## How to reproduce", "", REPRODUCE, "", "## Missing", ""]
     if missing or missing_rank:
         lines += [f"- L0/control points without a result: {', '.join(missing) or 'none'}.",
                   f"- Rank points without a result: {', '.join(missing_rank) or 'none'}."]
@@ -245,9 +282,11 @@ def run_report(args, log=print) -> dict:
     os.makedirs(args.out_dir, exist_ok=True)
     json_path = os.path.join(args.out_dir, f"{args.name}-sweep.json")
     png_path = os.path.join(args.out_dir, f"{args.name}-sweep.png")
+    base_run = run_facts(args.base_run) if args.base_run else {}
+    base_run = {k: base_run[k] for k in ("steps", "train_seconds", "dev_history") if k in base_run}
     write_json(json_path, {"format": "headwise-pruning-sweep", "version": 1,
                            "points": sorted(points, key=lambda r: r["name"]),
-                           "pending": pending})
+                           "pending": pending, "base_run": base_run})
     by = {r["name"]: r for r in points}
     plot(points, png_path, f"{args.name}: test BLEU (greedy) against heads kept",
          by.get(BASE), by.get(CONTROL))
@@ -257,7 +296,7 @@ def run_report(args, log=print) -> dict:
                f"--md {args.md}")
         with open(args.md, "w", encoding="utf-8") as f:
             f.write(markdown(points, pending, rel(os.path.abspath(png_path)),
-                             os.path.relpath(json_path), cmd))
+                             os.path.relpath(json_path), cmd, base_run))
     log(f"sweep report: {len(points)} results, {len(pending)} pending -> {json_path}, {png_path}"
         + (f", {args.md}" if args.md else ""))
     return {"points": len(points), "pending": pending}
