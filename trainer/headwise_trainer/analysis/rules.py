@@ -34,21 +34,11 @@ RULES = ("attnlrp", "z")
 EPSILON = 1e-6
 
 
-class _ScaleGrad(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, factor):
-        ctx.save_for_backward(factor)
-        return x.clone()
-
-    @staticmethod
-    def backward(ctx, grad):
-        (factor,) = ctx.saved_tensors
-        return grad * factor, None
-
-
 def scale_grad(x: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
-    """``x`` forward; the gradient multiplied by ``factor`` (a constant) backward."""
-    return _ScaleGrad.apply(x, factor.detach())
+    """``x`` forward (exactly: the added term is factor * 0); the gradient multiplied by
+    ``factor`` (a constant) backward. Plain tensor operations, so batched gradients work."""
+    base = x.detach()
+    return base + factor.detach() * (x - base)
 
 
 def _stabilise(d: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,148 @@
+"""`headwise-train analyze` end to end on a tiny gated checkpoint: the analysis.json contract
+(names, block order, one entry per source head, relevance shares, closed heads), the PNGs,
+refusing to overwrite, determinism, and an ungated checkpoint with CoNLL-U parses."""
+import argparse
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from headwise_trainer import analyze_cli, cli
+from headwise_trainer.checkpoint import export_checkpoint, read_vocab
+from headwise_trainer.config import MarianConfig
+from headwise_trainer.data import sha256_file
+from headwise_trainer.gates import attach_gates, gates
+from headwise_trainer.model import MarianMTModel
+from headwise_trainer.spm_vocab import Vocab
+
+from test_analysis_stats import SAMPLE
+
+torch.set_num_threads(1)
+
+EN = ["the", "old", "user", "opens", "a", "long", "file", "quickly", "window", "closes"]
+DE = ["der", "alte", "Benutzer", "öffnet", "eine", "lange", "Datei", "schnell", "Fenster",
+      "schließt"]
+# encoder layer 0 wholly closed (its relevance is 0 everywhere), others partly; one cross head
+# stays open, else nothing of the encoder reaches the output
+CLOSED = {"model.encoder.layers.0.self_attn": [0, 1, 2, 3],
+          "model.encoder.layers.1.self_attn": [1, 3], "model.decoder.layers.0.encoder_attn": [0]}
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    d = tmp_path_factory.mktemp("analyze")
+    rng = np.random.default_rng(0)
+    src, tgt = [], []
+    for i in range(200):
+        idx = rng.integers(0, len(EN), size=int(rng.integers(2, 6)))
+        src.append(" ".join(EN[j] for j in idx) + f" {i}")
+        tgt.append(" ".join(DE[j] for j in idx) + f" {i}")
+    (d / "a.en").write_text("\n".join(src) + "\n", encoding="utf-8")
+    (d / "a.de").write_text("\n".join(tgt) + "\n", encoding="utf-8")
+    assert cli.main(["data", "--src-file", str(d / "a.en"), "--tgt-file", str(d / "a.de"),
+                     "--out", str(d / "data"), "--dev-percent", "5", "--test-percent", "5"]) == 0
+    assert cli.main(["spm", "--data", str(d / "data"), "--out", str(d / "vocab"),
+                     "--vocab-size", "64"]) == 0
+    vocab = Vocab.load(str(d / "vocab"))
+    config = MarianConfig(d_model=16, encoder_layers=2, decoder_layers=1,
+                          encoder_attention_heads=4, decoder_attention_heads=2,
+                          encoder_ffn_dim=24, decoder_ffn_dim=24, activation_function="swish",
+                          vocab_size=len(vocab), max_position_embeddings=64,
+                          pad_token_id=vocab.pad_id, eos_token_id=vocab.eos_id,
+                          decoder_start_token_id=vocab.pad_id, scale_embedding=True, dropout=0.0)
+    torch.manual_seed(0)
+    model = MarianMTModel(config)
+    model.init_weights(std=0.3)
+    files = dict(source_spm=d / "vocab" / "source.spm", target_spm=d / "vocab" / "target.spm",
+                 vocab=read_vocab(d / "vocab"))
+    export_checkpoint(model, d / "ungated", **files)
+    attach_gates(model)
+    with torch.no_grad():
+        for name, heads in CLOSED.items():
+            gates(model)[name].log_alpha[heads] = -2.0
+    export_checkpoint(model, d / "gated", **files)
+    return d
+
+
+def analyze(*argv):
+    parser = argparse.ArgumentParser()
+    analyze_cli.register(parser.add_subparsers())
+    args = parser.parse_args(["analyze", *map(str, argv)])
+    return args.func(args, log=lambda *_: None)
+
+
+def test_gated_checkpoint_contract(setup, tmp_path):
+    out = tmp_path / "out"
+    doc = analyze("--model", setup / "gated", "--data", setup / "data", "--out", out,
+                  "--sentences", 4, "--both-rules", "--rare-min-rank", 0)
+    on_disk = json.loads((out / "analysis.json").read_text(encoding="utf-8"))
+    assert on_disk == json.loads(json.dumps(doc))
+    assert on_disk["format"] == "headwise-head-analysis" and on_disk["version"] == 1
+    assert on_disk["checkpoint"]["model_safetensors_sha256"] == \
+        sha256_file(setup / "gated" / "model.safetensors")
+    data = on_disk["data"]
+    assert (data["split"], data["sentences"], data["generation"], data["max_len"]) == \
+        ("dev", 4, "greedy", 128)
+    assert on_disk["methods"]["relevance"] == "attnlrp"
+    assert on_disk["methods"]["michel"] == "abs mask gradient, block l2-normalised"
+    assert on_disk["thresholds"]["positional"] == 0.9
+    assert [(b["kind"], b["layer"], b["source_heads"]) for b in on_disk["blocks"]] == [
+        ("encoder_self", 0, 4), ("encoder_self", 1, 4), ("decoder_self", 0, 2),
+        ("decoder_cross", 0, 2)]
+    for b in on_disk["blocks"]:
+        closed = CLOSED.get(b["name"], [])
+        assert [h["head"] for h in b["heads"]] == list(range(b["source_heads"]))
+        for h in b["heads"]:
+            assert h["gate_open"] == (h["head"] not in closed)
+            assert h["confidence"] is not None and 0 < h["confidence"] <= 1
+            assert isinstance(h["roles"], list)
+            if not h["gate_open"]:
+                assert h["relevance"] == 0 and h["relevance_z"] == 0 and h["michel"] == 0
+            assert (h["positional"] is None) == (b["kind"] == "decoder_cross")
+            assert (h["rare_word"] is None) == (b["kind"] != "encoder_self")
+            assert h["syntactic"] is None                     # no --conllu
+        total = sum(h["relevance"] for h in b["heads"])
+        assert total == pytest.approx(0.0 if len(closed) == b["source_heads"] else 1.0,
+                                      abs=1e-5)
+    for png in ("relevance", "relevance_z", "confidence", "michel", "positional", "rare_word"):
+        assert (out / f"{png}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not (out / "syntactic.png").exists()
+    # an existing output is kept unless --overwrite; a rerun gives the same numbers
+    with pytest.raises(cli.CliError, match="--overwrite"):
+        analyze("--model", setup / "gated", "--data", setup / "data", "--out", out)
+    again = analyze("--model", setup / "gated", "--data", setup / "data", "--out", out,
+                    "--sentences", 4, "--both-rules", "--rare-min-rank", 0, "--overwrite",
+                    "--no-plots")
+    again["data"].pop("seconds"), doc["data"].pop("seconds")
+    assert again == doc
+
+
+def test_ungated_checkpoint_with_conllu(setup, tmp_path):
+    out = tmp_path / "out"
+    doc = analyze("--model", setup / "ungated", "--data", setup / "data", "--out", out,
+                  "--sentences", 0, "--rule", "z", "--conllu", SAMPLE,
+                  "--syntactic-min-instances", 1)
+    assert doc["checkpoint"]["model_safetensors_sha256"] == \
+        sha256_file(setup / "ungated" / "model.safetensors")
+    assert doc["methods"]["relevance"] == "z" and doc["data"]["conllu_sentences"] == 6
+    assert doc["data"]["sentences"] == len((setup / "data" / "dev.en").read_text().splitlines())
+    for b in doc["blocks"]:
+        assert all(h["gate_open"] for h in b["heads"])
+        assert sum(h["relevance"] for h in b["heads"]) == pytest.approx(1.0, abs=1e-5)
+        for h in b["heads"]:
+            if b["kind"] == "encoder_self":
+                assert set(h["syntactic"]) == {f"{r}:{d}" for r in conllu_relations()
+                                               for d in ("dep->head", "head->dep")}
+                for key, v in h["syntactic"].items():
+                    assert 0 <= v["accuracy"] <= 1 and v["count"] > 0
+                    if v["accuracy"] >= v["baseline"] + 0.1:
+                        assert f"syntactic:{key.split(':')[0]}" in h["roles"]
+            else:
+                assert h["syntactic"] is None
+    assert (out / "syntactic.png").is_file()
+
+
+def conllu_relations():
+    return ("nsubj", "obj", "amod", "advmod")

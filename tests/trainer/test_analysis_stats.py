@@ -1,0 +1,145 @@
+"""Head statistics on hand-made attention weights: confidence (EOS queries excluded), positional
+offsets (self-attention only), rare-word hits, the CoNLL-U reader (text rebuilt from forms,
+SpaceAfter=No, multi-word tokens, dobj -> obj, subtypes, empty nodes), words -> first subwords,
+syntactic accuracy against the most-frequent-offset baseline; Michel scores on a model where one
+head carries the signal."""
+import os
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from conftest import SOURCES, random_model, small_config
+from headwise_trainer.analysis import conllu, lrp, michel, stats
+
+torch.set_num_threads(1)
+SAMPLE = os.path.join(os.path.dirname(__file__), "data", "analysis_sample.conllu")
+
+
+def one_hot(argmax, size, weight):
+    """[B, H, T, S] weights: ``weight`` on argmax[b][h][t], the rest spread evenly."""
+    a = torch.as_tensor(argmax)
+    w = torch.as_tensor(weight, dtype=torch.float32).expand(a.shape)
+    p = ((1.0 - w) / (size - 1))[..., None].expand(*a.shape, size).clone()
+    p.scatter_(-1, a[..., None], w[..., None].clone())
+    return p
+
+
+def test_confidence_and_positional_on_known_weights():
+    # One sentence of 5 tokens, the last is EOS (queries 0-3 count). Head 0 looks one token
+    # ahead with weight 0.95; head 1 always looks at token 0 with weight 0.4.
+    probs = one_hot([[[1, 2, 3, 4, 0], [0, 0, 0, 0, 0]]], 5, torch.tensor([[[0.95], [0.4]]]))
+    queries = torch.tensor([[True, True, True, True, False]])
+    st = stats.BlockStats("encoder_self", 2)
+    st.update(probs, queries)
+    assert st.confidence() == pytest.approx([0.95, 0.4])
+    pos = st.positional()
+    assert pos[0] == {"offset": 1, "fraction": 1.0}
+    assert pos[1]["offset"] == 0 and pos[1]["fraction"] == pytest.approx(0.25)  # tie -> 0
+    cross = stats.BlockStats("decoder_cross", 2)
+    cross.update(probs, queries)
+    assert cross.positional() == [None, None] and cross.rare_word() == [None, None]
+
+
+def test_rare_word_hits_the_least_frequent_token():
+    freq = torch.tensor([0, 900, 5, 700, 3, 3, 800])   # id 0 = EOS
+    ranks = stats.frequency_ranks(freq)
+    assert ranks.tolist() == [6, 0, 3, 2, 4, 5, 1]
+    ids = torch.tensor([[1, 4, 3, 0], [1, 3, 6, 0]])
+    keys = ids != 0
+    rare, ok = stats.rarest_tokens(ids, keys, freq, ranks, min_rank=3)
+    assert rare.tolist() == [[False, True, False, False], [False, True, False, False]]
+    assert ok.tolist() == [True, False]          # sentence 2's rarest (id 3) has rank 2 < 3
+    # head 0 always attends to key 1 (the rarest in sentence 1), head 1 to key 0
+    probs = one_hot([[[1, 1, 1, 1], [0, 0, 0, 0]]] * 2, 4, 0.7)
+    st = stats.BlockStats("encoder_self", 2)
+    st.update(probs, keys, rare, ok)
+    assert st.rare_word() == [1.0, 0.0] and st.rare_n == 3 and st.rare_sentences == 1
+
+
+def test_read_conllu():
+    sents = conllu.read_conllu(SAMPLE)
+    assert len(sents) == 6
+    assert sents[0].text == "The old man reads a long book quickly."
+    assert sents[5].text == "Close the window now."                 # rebuilt from forms
+    mwt = sents[3]
+    assert [w.index for w in mwt.words] == [1, 2, 3, 4, 5, 6, 7]
+    assert mwt.words[1].token == (2, 3) and mwt.words[1].form == "can't"
+    assert len(sents[2].words) == 8                                 # empty node 8.1 skipped
+    assert conllu.relation("dobj") == "obj" and conllu.relation("nsubj:pass") == "nsubj"
+    assert conllu.relation("det") is None
+
+
+def test_bad_conllu_names_the_line(tmp_path):
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("# text = a b\n1\ta\ta\n", encoding="utf-8")
+    with pytest.raises(conllu.ConlluError, match=r"bad.conllu:2: expected 10"):
+        conllu.read_conllu(str(bad))
+
+
+class ChunkPieces:
+    """A stand-in SentencePiece: whitespace words cut into pieces of <= 3 characters; the first
+    piece of a word carries the space before it, as SentencePiece's offsets do."""
+
+    def encode(self, text, out_type):
+        pieces, i = [], 0
+        for word in text.split(" "):
+            for k in range(0, len(word), 3):
+                begin = i + k - (1 if k == 0 and i > 0 else 0)
+                pieces.append(SimpleNamespace(piece=("▁" if k == 0 else "") + word[k:k + 3],
+                                              begin=begin, end=i + min(k + 3, len(word))))
+            i += len(word) + 1
+        return SimpleNamespace(pieces=pieces)
+
+
+def fake_vocab():
+    ids = {}
+    return SimpleNamespace(source=ChunkPieces(), piece_to_id=ids, unk_id=1, eos_id=0)
+
+
+def test_words_map_to_their_first_subword():
+    sents = conllu.read_conllu(SAMPLE)
+    a = conllu.to_subwords(sents[0], fake_vocab())
+    # ▁The ▁old ▁man ▁re ads ▁a ▁lon g ▁boo k ▁qui ckl y.  + EOS
+    assert len(a.ids) == 14 and a.ids[-1] == 0
+    assert a.arcs == [("amod", 1, 2), ("nsubj", 2, 3), ("amod", 6, 8), ("obj", 8, 3),
+                      ("advmod", 10, 3)]
+    b = conllu.to_subwords(sents[3], fake_vocab())
+    # ▁We ▁can 't ▁sav e ▁big ▁fil es.: ca and n't share "can't" -> 1
+    assert b.arcs == [("nsubj", 0, 3), ("advmod", 1, 3), ("amod", 5, 6), ("obj", 6, 3)]
+    assert conllu.to_subwords(sents[1], fake_vocab()).arcs[1][0] == "obj"   # dobj
+
+
+def test_syntactic_accuracy_against_the_offset_baseline():
+    arcs = [conllu.Arcs([5] * 5 + [0], [("amod", 1, 2)]),
+            conllu.Arcs([5] * 5 + [0], [("amod", 0, 1), ("amod", 3, 1)])]
+    # head 0: every dependent looks at its head; heads look at 1 (A) / 0 (B)
+    # head 1: always the next token
+    head0 = [[0, 2, 1, 0, 0, 0], [1, 0, 0, 1, 0, 0]]
+    head1 = [[1, 2, 3, 4, 5, 5]] * 2
+    probs = one_hot([[head0[b], head1[b]] for b in range(2)], 6, 0.9)
+    syn = conllu.SyntacticStats({"enc0": 2})
+    syn.update("enc0", probs, arcs)
+    res, roles = syn.result("enc0", min_instances=3)
+    d2h, h2d = res[0]["amod:dep->head"], res[0]["amod:head->dep"]
+    assert d2h == {"accuracy": 1.0, "baseline": pytest.approx(2 / 3), "count": 3}
+    assert h2d["accuracy"] == pytest.approx(2 / 3) and h2d["baseline"] == pytest.approx(2 / 3)
+    assert res[1]["amod:dep->head"]["accuracy"] == pytest.approx(2 / 3)
+    assert roles == [["syntactic:amod"], []]
+    assert syn.result("enc0", min_instances=4)[1] == [[], []]      # too few instances
+
+
+def test_michel_scores_single_carrier_head_and_normalisation():
+    model = random_model(small_config())
+    with torch.no_grad():   # encoder layer 0: only head 2 reaches out_proj
+        attn = model.model.encoder.layers[0].self_attn
+        for h in (0, 1, 3):
+            attn.out_proj.weight[:, h * attn.head_dim:(h + 1) * attn.head_dim] = 0
+    batch = lrp.Batch.make(model, SOURCES, [[3, 4, 0], [7, 0], [9, 9, 0], [2, 0]])
+    acc = michel.michel_importance(model, batch)
+    scores = acc.normalised()
+    assert scores["model.encoder.layers.0.self_attn"] == pytest.approx([0, 0, 1, 0], abs=1e-9)
+    for name, v in scores.items():
+        assert sum(x * x for x in v) == pytest.approx(1.0)
+    again = michel.michel_importance(model, batch).normalised()
+    assert again == scores
