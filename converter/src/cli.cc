@@ -11,7 +11,8 @@ namespace {
 
 constexpr char kUsage[] =
     R"(Usage:
-  headwise-convert CHECKPOINT_DIR -o MODEL.hwm [--keep-heads SPEC] [--weights FORMAT] [--force]
+  headwise-convert CHECKPOINT_DIR -o MODEL.hwm [--keep-heads SPEC] [--weights FORMAT]
+                   [--analysis FILE | --no-analysis] [--force]
   headwise-convert inspect MODEL.hwm [--json]
   headwise-convert --help | --version
 
@@ -38,14 +39,20 @@ Options:
                       size), or int8 (a quarter: per-output-channel scales, symmetric).
                       Biases and LayerNorm parameters stay fp32. README.md ("Weight
                       formats") says how each executes and what it costs in quality.
+  --analysis FILE     store the per-head analysis of FILE (the analysis.json that
+                      `headwise-train analyze` writes: LRP relevance, confidence, Michel
+                      importance and roles of every source head, closed ones too). Default:
+                      CHECKPOINT_DIR/analysis.json when it exists. It must describe this
+                      checkpoint (same blocks and heads, same model.safetensors hash).
+  --no-analysis       store no analysis even if the checkpoint has one
   --force             overwrite an existing output file
   --json              (inspect) print the report as JSON
   -h, --help          this text
   --version           the converter version
 
 inspect verifies a model file (structure, layout, checksum) and prints its config, the
-heads kept per block with indices and gate values, tensor count and bytes, tokenizer sizes
-and provenance.
+heads kept per block with indices and gate values, the per-head analysis when the file
+has one, tensor count and bytes, tokenizer sizes and provenance.
 
 Exit status:
   0  success
@@ -109,16 +116,19 @@ int RunInspect(const std::vector<std::string>& args, std::ostream& out, std::ost
 
 int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ConvertOptions options;
-  std::optional<std::string> checkpoint, output, keep_heads, weights;
+  std::optional<std::string> checkpoint, output, keep_heads, weights, analysis;
   for (size_t i = 0; i < args.size(); ++i) {
     bool missing = false;
     if (OptionValue(args, &i, "-o", &output, &missing) ||
         OptionValue(args, &i, "--output", &output, &missing) ||
         OptionValue(args, &i, "--keep-heads", &keep_heads, &missing) ||
-        OptionValue(args, &i, "--weights", &weights, &missing)) {
+        OptionValue(args, &i, "--weights", &weights, &missing) ||
+        OptionValue(args, &i, "--analysis", &analysis, &missing)) {
       if (missing) return UsageError(err, "option '" + args[i] + "' needs a value");
     } else if (args[i] == "--force") {
       options.force = true;
+    } else if (args[i] == "--no-analysis") {
+      options.no_analysis = true;
     } else if (!args[i].empty() && args[i][0] == '-') {
       return UsageError(err, "unknown option '" + args[i] + "'");
     } else if (checkpoint) {
@@ -132,6 +142,10 @@ int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ost
   options.checkpoint_dir = *checkpoint;
   options.output_path = *output;
   options.keep_heads = keep_heads;
+  options.analysis = analysis;
+  if (analysis && options.no_analysis) {
+    return UsageError(err, "--analysis and --no-analysis exclude each other");
+  }
   if (weights && !ParseWeightFormat(*weights, &options.weights)) {
     return UsageError(err, "--weights: expected fp32, fp16 or int8, found '" + *weights + "'");
   }

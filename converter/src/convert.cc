@@ -4,8 +4,11 @@
 #include <cstdio>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include "common/atomic_file.h"
 #include "common/model_file.h"
+#include "converter/src/analysis_reader.h"
 #include "converter/src/checkpoint_reader.h"
 #include "converter/src/checkpoint_to_spec.h"
 #include "converter/src/keep_heads.h"
@@ -42,7 +45,23 @@ std::vector<std::string> InputFiles(const ConvertOptions& o) {
     files.push_back(o.checkpoint_dir + "/" + f);
   }
   if (o.keep_heads) files.push_back(*o.keep_heads);
+  if (o.analysis) files.push_back(*o.analysis);
+  files.push_back(o.checkpoint_dir + "/" + kAnalysisFile);
   return files;
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// The analysis file to store: --analysis, else CHECKPOINT_DIR/analysis.json if present.
+std::optional<std::string> AnalysisPath(const ConvertOptions& o) {
+  if (o.no_analysis) return std::nullopt;
+  if (o.analysis) return o.analysis;
+  const std::string implicit = o.checkpoint_dir + "/" + kAnalysisFile;
+  if (FileExists(implicit)) return implicit;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -63,6 +82,14 @@ Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& o) {
   HW_ASSIGN_OR_RETURN(Checkpoint checkpoint, ReadCheckpoint(o.checkpoint_dir));
   HW_ASSIGN_OR_RETURN(ModelSpec spec,
                       CheckpointToSpec(checkpoint, keep_heads ? &*keep_heads : nullptr));
+  const std::optional<std::string> analysis_path = AnalysisPath(o);
+  if (analysis_path) {
+    HW_ASSIGN_OR_RETURN(HeadAnalysisFile analysis,
+                        ReadHeadAnalysis(*analysis_path, spec.blocks,
+                                         spec.source_checkpoint_sha256));
+    spec.head_analysis = std::move(analysis.blocks);
+    spec.analysis_info = std::move(analysis.info);
+  }
   ApplyWeightFormat(o.weights, &spec);
   HW_ASSIGN_OR_RETURN(std::vector<uint8_t> image, SerializeModel(spec));
 
@@ -92,6 +119,10 @@ Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& o) {
   s.source_sha256 = spec.source_checkpoint_sha256;
   s.keep_heads_spec = spec.keep_heads_spec;
   s.vocab_size = spec.vocab.size();
+  if (analysis_path) {
+    s.analysis_path = *analysis_path;
+    s.analysis_info = spec.analysis_info;
+  }
   return s;
 }
 
@@ -143,6 +174,15 @@ std::string FormatConvertSummary(const ConvertSummary& s) {
   out << "  file     " << Bytes(s.file_bytes) << " (" << s.file_bytes << " bytes), data checksum "
       << checksum << " (FNV-1a 64)\n";
   out << "  source   model.safetensors sha256 " << s.source_sha256 << "\n";
+  if (s.analysis_path.empty()) {
+    out << "  analysis none (no analysis.json in the checkpoint, or --no-analysis)\n";
+  } else {
+    out << "  analysis per-head relevance, confidence, Michel importance and roles from "
+        << s.analysis_path << " (" << (s.analysis_info.relevance_rule.empty()
+                                           ? std::string("rule not stated")
+                                           : s.analysis_info.relevance_rule)
+        << (s.analysis_info.data.empty() ? "" : "; " + s.analysis_info.data) << ")\n";
+  }
   return out.str();
 }
 

@@ -3,7 +3,7 @@
 // Order: output path checks (refuses an existing output unless `force`, an output that is a
 // directory, inside the checkpoint directory, or the same file as any input, symlinks
 // resolved) -> read and validate the checkpoint and the keep-heads spec -> strip heads ->
-// serialize -> verify the image with common/model_file.h -> write atomically. Nothing is
+// read the head analysis (if any) -> serialize -> verify the image with common/model_file.h -> write atomically. Nothing is
 // written unless every step succeeded; the checkpoint directory is only read.
 //
 // Errors: kInvalidArgument for a malformed or misfitting --keep-heads spec, kInvalidCheckpoint
@@ -28,6 +28,11 @@ struct ConvertOptions {
   std::optional<std::string> keep_heads;  // the --keep-heads argument: a file path or inline
   bool force = false;                     // overwrite an existing output
   WeightFormat weights = WeightFormat::kF32;  // --weights (model_writer.h)
+  // Per-head analysis to store (analysis_reader.h): by default CHECKPOINT_DIR/analysis.json
+  // when that file exists; `analysis` names another file (which must exist); `no_analysis`
+  // stores none. An analysis that does not match the checkpoint fails the conversion.
+  std::optional<std::string> analysis;  // --analysis FILE
+  bool no_analysis = false;             // --no-analysis
 };
 
 // What was written, for the summary.
@@ -46,6 +51,8 @@ struct ConvertSummary {
   std::string source_sha256;
   std::string keep_heads_spec;
   size_t vocab_size = 0;
+  std::string analysis_path;  // the analysis.json stored, empty if none
+  AnalysisInfoSpec analysis_info;
 };
 
 Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& options);

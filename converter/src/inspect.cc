@@ -1,5 +1,7 @@
 #include "converter/src/inspect.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -94,6 +96,18 @@ Status CheckLayout(const sc::Model& m, const sc::ModelConfig& config) {
                           " gate values for " + std::to_string(b.original_num_heads) +
                           " source heads");
     }
+    const std::vector<const sc::HeadAnalysis*> analysis = Tables(a->analysis());
+    if (!analysis.empty() && analysis.size() != b.original_num_heads) {
+      return InvalidModel(BlockDescription(b.kind, b.layer) + ": analysis of " +
+                          std::to_string(analysis.size()) + " heads for " +
+                          std::to_string(b.original_num_heads) + " source heads");
+    }
+    for (size_t h = 0; h < analysis.size(); ++h) {
+      if (analysis[h] == nullptr || analysis[h]->source_head() != h) {
+        return InvalidModel(BlockDescription(b.kind, b.layer) + ": analysis entry " +
+                            std::to_string(h) + " is not for source head " + std::to_string(h));
+      }
+    }
     blocks.push_back(std::move(b));
   }
   HW_RETURN_IF_ERROR(ValidateLayout(layout, blocks));
@@ -141,6 +155,38 @@ json ConfigJson(const sc::ModelConfig& c) {
           {"layer_norm_eps", c.layer_norm_eps()}};
 }
 
+// A stored statistic: NaN (not computed) -> null.
+json Stat(float v) { return std::isnan(v) ? json() : json(v); }
+
+// One entry per source head, or an empty array when the block has no analysis.
+json AnalysisJson(const sc::AttentionBlock& a) {
+  const std::vector<uint32_t> kept = Vec(a.kept_heads());
+  json heads = json::array();
+  for (const sc::HeadAnalysis* h : Tables(a.analysis())) {
+    std::vector<std::string> roles;
+    for (const flatbuffers::String* r : Tables(h->roles())) roles.push_back(Str(r));
+    const bool is_kept = std::find(kept.begin(), kept.end(), h->source_head()) != kept.end();
+    heads.push_back({{"head", h->source_head()},
+                     {"kept", is_kept},
+                     {"relevance", Stat(h->relevance())},
+                     {"confidence", Stat(h->confidence())},
+                     {"michel", Stat(h->michel())},
+                     {"roles", roles}});
+  }
+  return heads;
+}
+
+// A right-aligned cell of `width` characters: the value with 3 decimals, or "-" for null.
+std::string Cell(const json& v, int width) {
+  char buf[48];
+  if (v.is_null()) {
+    std::snprintf(buf, sizeof buf, "%*s", width, "-");
+  } else {
+    std::snprintf(buf, sizeof buf, "%*.3f", width, v.get<double>());
+  }
+  return buf;
+}
+
 }  // namespace
 
 Result<json> InspectModelFile(const std::string& path) {
@@ -175,11 +221,19 @@ Result<json> InspectModelFile(const std::string& path) {
                          {"original_num_heads", a->original_num_heads()},
                          {"head_dim", a->head_dim()},
                          {"kept_heads", Vec(a->kept_heads())},
-                         {"gate_log_alpha", Vec(a->gate_log_alpha())}});
+                         {"gate_log_alpha", Vec(a->gate_log_alpha())},
+                         {"analysis", AnalysisJson(*a)}});
     kept += a->num_heads();
     total += a->original_num_heads();
   }
   report["attention"] = attention;
+  if (const sc::AnalysisInfo* info = m.analysis(); info != nullptr) {
+    report["analysis"] = {{"relevance_rule", Str(info->relevance_rule())},
+                          {"data", Str(info->data())},
+                          {"analysis_sha256", Str(info->analysis_sha256())}};
+  } else {
+    report["analysis"] = nullptr;
+  }
   report["heads"] = {{"kept", kept}, {"total", total}};
 
   uint64_t tensor_bytes = 0;
@@ -234,6 +288,29 @@ std::string FormatInspectText(const json& r) {
       }
     }
     out << "\n";
+  }
+  if (!r["analysis"].is_null()) {
+    const json& info = r["analysis"];
+    out << "per-head analysis (relevance rule " << info["relevance_rule"].get<std::string>()
+        << "; " << info["data"].get<std::string>() << "; analysis.json sha256 "
+        << info["analysis_sha256"].get<std::string>() << "); * = kept\n";
+    out << "  block                                 head  relevance  confidence  michel  roles\n";
+    for (const json& a : r["attention"]) {
+      for (const json& h : a["analysis"]) {
+        char head[16];
+        std::snprintf(head, sizeof head, "%4d%s", h["head"].get<int>(),
+                      h["kept"].get<bool>() ? "*" : " ");
+        std::string roles;
+        for (const json& role : h["roles"]) {
+          roles += (roles.empty() ? "" : ",") + role.get<std::string>();
+        }
+        char block[48];
+        std::snprintf(block, sizeof block, "%-36s", a["block"].get<std::string>().c_str());
+        out << "  " << block << head << "  " << Cell(h["relevance"], 9) << "  "
+            << Cell(h["confidence"], 10) << "  " << Cell(h["michel"], 6) << "  "
+            << (roles.empty() ? "-" : roles) << "\n";
+      }
+    }
   }
   out << "tensors: " << r["tensors"]["count"] << ", " << r["tensors"]["bytes"] << " bytes (";
   std::string sep;

@@ -80,6 +80,31 @@ Status ValidateGates(const ModelSpec& spec) {
   return Status::Ok();
 }
 
+Status ValidateHeadAnalysis(const ModelSpec& spec) {
+  if (spec.head_analysis.empty()) return Status::Ok();
+  if (spec.head_analysis.size() != spec.blocks.size()) {
+    return InvalidCheckpoint("head analysis: expected one entry per attention block (" +
+                             std::to_string(spec.blocks.size()) + "), found " +
+                             std::to_string(spec.head_analysis.size()));
+  }
+  for (size_t i = 0; i < spec.blocks.size(); ++i) {
+    const BlockLayout& b = spec.blocks[i];
+    const std::vector<HeadAnalysisSpec>& heads = spec.head_analysis[i];
+    const std::string where = "head analysis of " + BlockDescription(b.kind, b.layer);
+    if (heads.size() != b.original_num_heads) {
+      return InvalidCheckpoint(where + ": expected " + std::to_string(b.original_num_heads) +
+                               " heads, found " + std::to_string(heads.size()));
+    }
+    for (size_t h = 0; h < heads.size(); ++h) {
+      if (heads[h].source_head != h) {
+        return InvalidCheckpoint(where + ": entry " + std::to_string(h) + " is for head " +
+                                 std::to_string(heads[h].source_head));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 // The requested storage type can hold the tensor (model_writer.h TensorDType).
 Status ValidateDType(const TensorSpec& t) {
   switch (t.dtype) {
@@ -174,6 +199,7 @@ Status ValidateModelSpec(const ModelSpec& spec) {
   HW_RETURN_IF_ERROR(ValidateScalars(spec));
   HW_RETURN_IF_ERROR(ValidateIds(spec));
   HW_RETURN_IF_ERROR(ValidateGates(spec));
+  HW_RETURN_IF_ERROR(ValidateHeadAnalysis(spec));
   HW_RETURN_IF_ERROR(ValidateTensors(spec));
   HW_RETURN_IF_ERROR(ValidateTokenizer(spec));
   return Status::Ok();

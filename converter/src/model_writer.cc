@@ -120,9 +120,17 @@ fb::Offset<fb::Vector<fb::Offset<sc::AttentionBlock>>> BuildBlocks(fb::FlatBuffe
     const BlockLayout& bl = s.blocks[i];
     const std::vector<float> no_gate;
     const std::vector<float>& gate = s.gate_log_alpha.empty() ? no_gate : s.gate_log_alpha[i];
-    blocks.push_back(sc::CreateAttentionBlockDirect(b, ToSchema(bl.kind), bl.layer, bl.num_heads,
-                                                    bl.head_dim, bl.original_num_heads,
-                                                    &bl.kept_heads, &gate));
+    std::vector<fb::Offset<sc::HeadAnalysis>> analysis;
+    if (!s.head_analysis.empty()) {
+      for (const HeadAnalysisSpec& h : s.head_analysis[i]) {
+        const auto roles = b.CreateVectorOfStrings(h.roles);
+        analysis.push_back(sc::CreateHeadAnalysis(b, h.source_head, h.relevance, h.confidence,
+                                                  h.michel, roles));
+      }
+    }
+    blocks.push_back(sc::CreateAttentionBlockDirect(
+        b, ToSchema(bl.kind), bl.layer, bl.num_heads, bl.head_dim, bl.original_num_heads,
+        &bl.kept_heads, &gate, s.head_analysis.empty() ? nullptr : &analysis));
   }
   return b.CreateVector(blocks);
 }
@@ -167,8 +175,14 @@ void BuildFlatbuffer(fb::FlatBufferBuilder& b, const ModelSpec& s,
   const auto tensors = BuildTensors(b, placed);
   const auto tokenizer = BuildTokenizer(b, s);
   const auto provenance = BuildProvenance(b, s);
+  fb::Offset<sc::AnalysisInfo> analysis = 0;
+  if (!s.head_analysis.empty()) {
+    const AnalysisInfoSpec& a = s.analysis_info;
+    analysis = sc::CreateAnalysisInfoDirect(b, a.relevance_rule.c_str(), a.data.c_str(),
+                                            a.analysis_sha256.c_str());
+  }
   const auto root = sc::CreateModel(b, kFormatVersion, config, blocks, tensors, tokenizer,
-                                    provenance, data_offset, data_size, checksum);
+                                    provenance, data_offset, data_size, checksum, analysis);
   sc::FinishSizePrefixedModelBuffer(b, root);
 }
 

@@ -7,6 +7,7 @@
 #define HEADWISE_CONVERTER_MODEL_WRITER_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,22 @@ struct TensorSpec {
   TensorDType dtype = TensorDType::kF32;  // the writer encodes `data` in this type
 };
 
+// What `headwise-train analyze` found about one source head (schema HeadAnalysis). A statistic
+// that was not computed is NaN.
+struct HeadAnalysisSpec {
+  uint32_t source_head = 0;
+  float relevance = std::numeric_limits<float>::quiet_NaN();
+  float confidence = std::numeric_limits<float>::quiet_NaN();
+  float michel = std::numeric_limits<float>::quiet_NaN();
+  std::vector<std::string> roles;
+};
+
+// Where the analysis came from (schema AnalysisInfo).
+struct AnalysisInfoSpec {
+  std::string relevance_rule;   // "attnlrp" or "z"
+  std::string data;             // e.g. "work/corpus-de dev, 500 sentences, greedy"
+  std::string analysis_sha256;  // of the analysis.json read
+};
 
 struct ModelSpec {
   LayoutConfig layout;
@@ -50,6 +67,12 @@ struct ModelSpec {
   // Source gate log_alpha per block (length original_num_heads), or empty (no gate) per block;
   // either empty or one entry per block.
   std::vector<std::vector<float>> gate_log_alpha;
+
+  // Per-head analysis: empty (none), or one entry per block, each with exactly
+  // original_num_heads entries in source order (source_head == index). Written with
+  // analysis_info when non-empty.
+  std::vector<std::vector<HeadAnalysisSpec>> head_analysis;
+  AnalysisInfoSpec analysis_info;
 
   // Exactly the tensors of ExpectedTensors(layout, blocks), in any order.
   std::vector<TensorSpec> tensors;
@@ -86,7 +109,7 @@ std::vector<float> QuantizeRowsI8(const float* data, size_t rows, size_t cols,
 
 // Everything checked before writing: layout, tensor set and shapes (names the first
 // mismatch: "model.encoder.layers.3.self_attn.q_proj.weight: expected [192, 256], found
-// [256, 256]"), data sizes, finite values, special ids < vocab_size, gate lengths, tokenizer
+// [256, 256]"), data sizes, finite values, special ids < vocab_size, gate and head-analysis lengths, tokenizer
 // (vocab length == vocab_size, both protos present or none). Errors: kInvalidCheckpoint.
 Status ValidateModelSpec(const ModelSpec& spec);
 
