@@ -210,8 +210,10 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     x.set_defaults(func=_lazy("evaluate", "run_export"))
 
-    from . import prune_cli
-    prune_cli.register(sub)  # prune, prune-eval
+    from . import analyze_cli, prune_cli, sweep_cli
+    prune_cli.register(sub)    # prune, prune-eval
+    analyze_cli.register(sub)  # analyze
+    sweep_cli.register(sub)    # sweep
     return p
 
 
