@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from headwise_trainer import analyze_cli, cli
+from headwise_trainer import analyze_cli, cli, run_state
 from headwise_trainer.checkpoint import export_checkpoint, read_vocab
 from headwise_trainer.config import MarianConfig
 from headwise_trainer.data import sha256_file
@@ -63,6 +63,11 @@ def setup(tmp_path_factory):
         for name, heads in CLOSED.items():
             gates(model)[name].log_alpha[heads] = -2.0
     export_checkpoint(model, d / "gated", **files)
+    os.makedirs(d / "run")
+    run_state.save_checkpoint(str(d / "run"), {
+        "step": 5, "epoch": 0, "batch_idx": 0, "model": model.state_dict(), "optimizer": {},
+        "rng": run_state.rng_state(), "config": config.to_dict(),
+        "train_args": {"vocab": str(d / "vocab")}})
     return d
 
 
@@ -146,3 +151,25 @@ def test_ungated_checkpoint_with_conllu(setup, tmp_path):
 
 def conllu_relations():
     return ("nsubj", "obj", "amod", "advmod")
+
+
+def test_training_run_directory(setup, tmp_path):
+    doc = analyze("--model", setup / "run", "--data", setup / "data", "--out", tmp_path / "o",
+                  "--sentences", 2, "--no-plots")
+    assert doc["checkpoint"]["model_safetensors_sha256"] is None
+    assert "step 5" in doc["checkpoint"]["description"]
+    closed = [(b["name"], h["head"]) for b in doc["blocks"] for h in b["heads"]
+              if not h["gate_open"]]
+    assert closed == [(name, h) for name, heads in CLOSED.items() for h in heads]
+    assert not (tmp_path / "o" / "relevance.png").exists()
+
+
+def test_plots_redraw_from_json(setup, tmp_path):
+    from headwise_trainer.analysis import plots
+    doc = analyze("--model", setup / "gated", "--data", setup / "data", "--out", tmp_path / "o",
+                  "--sentences", 1, "--no-plots")
+    assert plots.main([str(tmp_path / "o" / "analysis.json"), str(tmp_path / "png")]) == 0
+    # rare_word is null (vocabulary of 64 < --rare-min-rank 500), so it has no figure
+    assert sorted(os.listdir(tmp_path / "png")) == sorted(
+        f"{s}.png" for s in ("relevance", "confidence", "michel", "positional"))
+    assert doc["data"]["sentences"] == 1

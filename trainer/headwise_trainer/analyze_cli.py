@@ -118,7 +118,9 @@ def run_analyze(args, log=print) -> dict:
     data = {"corpus": args.data, "split": args.split, "sentences": n,
             "generation": "greedy", "max_len": args.max_len,
             "predictions": res.predictions, "seconds": round(res.seconds, 1),
-            "train_frequencies": train_src if freq is not None else None}
+            "train_frequencies": train_src if freq is not None else None,
+            "rare_word_sentences": next((b.rare_sentences for b in res.blocks.values()
+                                         if b.kind == "encoder_self"), 0)}
     if args.conllu:
         data.update(conllu=args.conllu, conllu_sentences=res.conllu_sentences,
                     conllu_unmapped_words=res.conllu_unmapped_words)

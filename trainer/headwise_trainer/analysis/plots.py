@@ -1,7 +1,7 @@
 """PNG heatmaps of analysis.json, after Figure 1 of Voita et al. (2019): one figure per
 statistic, one panel per attention type, layers (rows) x heads (columns). Cells are marked by
 role (P = positional, with its offset; R = rare-word; S = syntactic) and closed heads are
-hatched grey with an x. Uses matplotlib's Agg backend (no display needed)."""
+hatched grey with an x; the positional figure prints each head's most frequent offset. Uses matplotlib's Agg backend (no display needed)."""
 from __future__ import annotations
 
 import os
@@ -84,6 +84,9 @@ def plot_statistic(doc: dict, stat: str, path: str) -> bool:
                 if marks:
                     ax.text(c, r, marks, ha="center", va="center", color="red",
                             fontsize=7, fontweight="bold")
+                if stat == "positional" and h.get("positional") and not marks:
+                    ax.text(c, r + 0.3, f"{h['positional']['offset']:+d}", ha="center",
+                            va="center", color="white", fontsize=6)
                 if get(h) is None and h["gate_open"]:
                     ax.text(c, r, "n/a", ha="center", va="center", color="grey", fontsize=6)
         ax.set_xticks(range(width))
@@ -110,3 +113,23 @@ def plot_all(doc: dict, out_dir: str) -> List[str]:
             os.replace(tmp + ".png", os.path.join(out_dir, f"{stat}.png"))
             written.append(f"{stat}.png")
     return written
+
+
+def main(argv=None) -> int:
+    """python3 -m headwise_trainer.analysis.plots ANALYSIS_JSON OUT_DIR: redraw the figures."""
+    import json
+    import sys
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2:
+        print("usage: python3 -m headwise_trainer.analysis.plots ANALYSIS_JSON OUT_DIR",
+              file=sys.stderr)
+        return 2
+    with open(argv[0], encoding="utf-8") as f:
+        doc = json.load(f)
+    os.makedirs(argv[1], exist_ok=True)
+    print(" ".join(plot_all(doc, argv[1])))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
