@@ -97,14 +97,18 @@ def goals(points: List[dict], control: Optional[dict]) -> List[str]:
     ref = f"the lambda-0 control ({control['bleu']})" if control else "the lambda-0 control"
     enc = [r for r in l0 if r["setting"] == "enc" and kept(r)[0] <= 10]
     best = max(enc, key=lambda r: r["bleu"], default=None)
-    if control is None or best is None:
-        verdict = "**open**: " + ("the lambda-0 control has no result" if control is None else
+    enc_control = next((r for r in points if r.get("name") == "enc-0"), None)
+    c1 = enc_control or control
+    ref1 = (f"the encoder-only lambda-0 control enc-0 ({c1['bleu']})" if enc_control else
+            ref + ", which also trains the decoder (enc-0 has no result)")
+    if c1 is None or best is None:
+        verdict = "**open**: " + ("the lambda-0 control has no result" if c1 is None else
                                   "no encoder-only L0 point with <= 10 encoder heads has a result")
     else:
-        d = best["bleu"] - control["bleu"]
+        d = best["bleu"] - c1["bleu"]
         verdict = (f"**{'met' if d >= -0.5 else 'not met'}**: {best['name']} keeps "
                    f"{kept(best)[0]}/48 encoder heads at BLEU {best['bleu']}, {d:+.2f} against "
-                   f"{ref}")
+                   f"{ref1}")
     out.append(f"1. 10 of 48 encoder heads at <= 0.5 BLEU below the full model: {verdict}.")
     alls = [r for r in l0 if r["setting"] == "all"]
     strict = [r for r in alls if kept(r)[0] <= 12 and kept(r)[1] <= 6 and kept(r)[2] <= 6]
@@ -128,7 +132,7 @@ def goals(points: List[dict], control: Optional[dict]) -> List[str]:
 
 def l0_table(points, control, base) -> List[str]:
     rows = ["| point | gated | lambda | heads kept enc/dec/cross (total) | BLEU | chrF | vs "
-            "control | vs base | steps | training time | eval time |",
+            "all-0 | vs base | steps | training time | eval time |",
             "|---|---|---|---|---|---|---|---|---|---|---|"]
     l0 = sorted((r for r in points if r["kind"] == "l0"),
                 key=lambda r: (r["setting"] != "enc", r["lambda"]))
@@ -158,6 +162,20 @@ def rank_table(points, base) -> List[str]:
 
 def dev_curve(history: List[dict]) -> str:
     return "; ".join(f"step {h['step']}: BLEU {h['dev_bleu']}" for h in history) or "none yet"
+
+
+def analysis_note(points: List[dict]) -> List[str]:
+    """Where the rank scores came from (the analysis file's own account of its data)."""
+    path = next((r["analysis"] for r in points if r["kind"] == "rank"), None)
+    if not path or not os.path.isfile(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f).get("data", {})
+    return ["", f"Scores from `{path}`: {data.get('sentences', '?')} {data.get('split', '?')} "
+            f"sentences, {data.get('predictions', '?')} generated tokens, "
+            f"{fmt_time(data.get('seconds'))} to compute. Relevance is normalised to sum 1 per "
+            "block and Michel importance l2-normalised per block, so the global ranking compares "
+            "heads of different blocks on those per-block scales."]
 
 
 def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_rel: str,
@@ -225,6 +243,7 @@ def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_re
               "## Rank pruning without fine-tuning (LRP relevance, Michel importance)", ""]
     lines += rank_table(points, base) if any(r["kind"] == "rank" for r in points) else \
         ["No rank-pruning result: " + ("analysis.json was not available." if missing_rank else "")]
+    lines += analysis_note(points)
     lines += ["", "## Pruned versus the same layout trained from scratch", ""]
     scratch_pending = {n: p for n, p in pending.items() if n.startswith("scratch") and p.get("steps")}
     if scratch or scratch_pending:
