@@ -1,11 +1,13 @@
 // Fuzz target: the checkpoint readers on arbitrary bytes, each parsing the same input: the
 // safetensors header parser (then every tensor it accepts is widened to float, reading its
-// bytes in place), the MarianMT config.json parser and the vocab.json parser. Accepted results
+// bytes in place), the MarianMT config.json parser, the vocab.json parser and the head
+// analysis (analysis.json) parser against a 2-block layout. Accepted results
 // must be self-consistent: tensors inside the input, sizes that match their shapes.
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "converter/src/analysis_reader.h"
 #include "converter/src/config_reader.h"
 #include "converter/src/safetensors_reader.h"
 #include "converter/src/vocab_reader.h"
@@ -44,6 +46,25 @@ void Safetensors(const uint8_t* data, size_t size) {
   }
 }
 
+// analysis.json for an encoder-self layer 0 and a decoder-cross layer 0 of 2 heads each.
+void Analysis(std::string_view text) {
+  std::vector<headwise::BlockLayout> blocks(2);
+  blocks[0].kind = headwise::BlockKind::kEncoderSelf;
+  blocks[1].kind = headwise::BlockKind::kDecoderCross;
+  for (headwise::BlockLayout& b : blocks) {
+    b.original_num_heads = b.num_heads = 2;
+    b.head_dim = 4;
+    b.kept_heads = {0, 1};
+  }
+  auto parsed = convert::ParseHeadAnalysis(text, "fuzz", blocks, "00");
+  if (!parsed.ok()) return CheckCleanError(parsed.status());
+  FUZZ_CHECK(parsed->blocks.size() == 2, "%zu blocks", parsed->blocks.size());
+  for (const auto& heads : parsed->blocks) {
+    FUZZ_CHECK(heads.size() == 2, "%zu heads", heads.size());
+    for (size_t h = 0; h < heads.size(); ++h) FUZZ_CHECK(heads[h].source_head == h, "order");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -51,6 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto config = convert::ParseMarianConfig(text, "fuzz");
   if (!config.ok()) CheckCleanError(config.status());
+  Analysis(text);
   auto vocab = convert::ParseVocabJson(text, 8, "fuzz");
   if (vocab.ok()) {
     FUZZ_CHECK(vocab->pieces.size() == 8, "%zu pieces", vocab->pieces.size());
