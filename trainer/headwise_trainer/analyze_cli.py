@@ -21,7 +21,7 @@ def register(sub) -> None:
         "  michel      Michel et al.'s |d loss / d head mask| on the references, l2-normalised "
         "per block\n              (all three types; a cheaper ranking)\n"
         "  confidence  mean max attention weight, EOS excluded (all three types)\n"
-        "  positional  one relative offset of the max-weight key >= 90%% of the time "
+        "  positional  one relative offset of the max-weight key >= 90% of the time "
         "(encoder and decoder\n              self-attention: decoder-encoder offsets compare "
         "positions of different sequences)\n"
         "  rare_word   max weight on the sentence's least frequent source token (encoder "

@@ -1,7 +1,8 @@
 """PNG heatmaps of analysis.json, after Figure 1 of Voita et al. (2019): one figure per
 statistic, one panel per attention type, layers (rows) x heads (columns). Cells are marked by
 role (P = positional, with its offset; R = rare-word; S = syntactic) and closed heads are
-hatched grey with an x; the positional figure prints each head's most frequent offset. Uses matplotlib's Agg backend (no display needed)."""
+hatched grey with an x; the positional figure prints each head's most frequent offset. Uses
+matplotlib's Agg backend (no display needed)."""
 from __future__ import annotations
 
 import os
@@ -25,7 +26,7 @@ STATISTICS: Dict[str, Callable[[dict], Optional[float]]] = {
     "relevance_attnlrp": lambda h: h.get("relevance_attnlrp"),
     "confidence": lambda h: h.get("confidence"),
     "michel": lambda h: h.get("michel"),
-    "positional": lambda h: (h["positional"] or {}).get("fraction") if h.get("positional") else None,
+    "positional": lambda h: h["positional"]["fraction"] if h.get("positional") else None,
     "rare_word": lambda h: h.get("rare_word"),
     "syntactic": _syntactic_margin,
 }

@@ -98,8 +98,9 @@ def methods(rule: str, rules: List[str]) -> dict:
     return {
         "relevance": rule,
         "relevance_rules": {r: lrp_text[r] for r in rules},
-        "relevance_definition": "from the top-1 logit of every generated token (greedy, then "
-                                "teacher-forced on the generated sequence) to each head's "
+        "relevance_definition": "from the top-1 logit (PAD excluded, as in decoding) of every "
+                                "generated token (greedy, then teacher-forced on the "
+                                "generated sequence) to each head's "
                                 "output before out_proj, summed over its neurons and positions; "
                                 "|R_h| / sum |R| over the heads of the block per prediction; "
                                 "mean over predictions. relevance_signed: R_h / sum |R|",

@@ -36,7 +36,7 @@ EPSILON = 1e-6
 
 def scale_grad(x: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
     """``x`` forward (exactly: the added term is factor * 0); the gradient multiplied by
-    ``factor`` (a constant) backward. Plain tensor operations, so batched gradients work."""
+    ``factor`` (a constant) backward. Plain tensor operations (no custom autograd.Function)."""
     base = x.detach()
     return base + factor.detach() * (x - base)
 
@@ -49,7 +49,8 @@ def _ratio(z: torch.Tensor, denom: torch.Tensor) -> torch.Tensor:
     return (z / _stabilise(denom)).detach()
 
 
-def weighted_sum(z: torch.Tensor, bias: Optional[torch.Tensor], rule: Optional[str]) -> torch.Tensor:
+def weighted_sum(z: torch.Tensor, bias: Optional[torch.Tensor],
+                 rule: Optional[str]) -> torch.Tensor:
     """The output ``z`` (bias included) of a weighted sum, with the rule's backward."""
     if rule == "attnlrp":
         return scale_grad(z, _ratio(z, z))
