@@ -22,10 +22,14 @@ def plot(points: List[dict], png: str, title: str, base: Optional[dict],
                    lambda r: r["kind"] == "rank" and r["score"] == "relevance", "s--", "C1"),
                   ("Michel rank, no fine-tuning",
                    lambda r: r["kind"] == "rank" and r["score"] == "michel", "^--", "C2")]
+        full = 48 if setting == "enc" else 96
         for name, pick, style, color in series:
             pts = sorted((heads(r, setting), r["bleu"]) for r in points
                          if pick(r) and r.get("setting") == setting
                          and not (r["kind"] == "l0" and r.get("lambda") == 0))
+            start = control if name.startswith("L0") else base  # the curve's unpruned end
+            if pts and start:
+                pts.append((full, start["bleu"]))
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, label=name)
         if control:
@@ -39,11 +43,12 @@ def plot(points: List[dict], png: str, title: str, base: Optional[dict],
                 if r["kind"] == "scratch":
                     ax.plot([heads(r, "all")], [r["bleu"]], "kx", ms=9,
                             label=f"same layout from scratch ({r['run'].get('steps')} steps)")
+        ax.set_xlim(0, full + 2)
         ax.set_xlabel(label)
         ax.set_ylabel("test BLEU (greedy)")
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7, loc="lower right")
+            ax.legend(fontsize=7, loc="best")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(png, metadata={"Software": None})

@@ -90,6 +90,20 @@ def delta(a: Optional[dict], b: Optional[dict]) -> str:
     return f"{a['bleu'] - b['bleu']:+.2f}" if a and b else "-"
 
 
+def rank_evidence(points: List[dict], pick, limit: float) -> str:
+    """The best rank-pruned point (no fine-tuning) that fits a goal, against the base."""
+    base = next((r for r in points if r.get("name") == BASE), None)
+    best = max((r for r in points if r["kind"] == "rank" and pick(r)),
+               key=lambda r: r["bleu"], default=None)
+    if base is None or best is None:
+        return ""
+    d = best["bleu"] - base["bleu"]
+    return (f" Without fine-tuning, rank pruning of the base ({best['name']}: "
+            f"{'/'.join(map(str, kept(best)))} heads, BLEU {best['bleu']}) is {d:+.2f} against the "
+            f"base's {base['bleu']}: {'within' if d >= -limit else 'outside'} the {limit} BLEU "
+            "margin.")
+
+
 def goals(points: List[dict], control: Optional[dict]) -> List[str]:
     """The two goals of issue 4, each with the evidence and a plain met / not met / open."""
     out = []
@@ -109,7 +123,8 @@ def goals(points: List[dict], control: Optional[dict]) -> List[str]:
         verdict = (f"**{'met' if d >= -0.5 else 'not met'}**: {best['name']} keeps "
                    f"{kept(best)[0]}/48 encoder heads at BLEU {best['bleu']}, {d:+.2f} against "
                    f"{ref1}")
-    out.append(f"1. 10 of 48 encoder heads at <= 0.5 BLEU below the full model: {verdict}.")
+    out.append(f"1. 10 of 48 encoder heads at <= 0.5 BLEU below the full model: {verdict}."
+               + rank_evidence(points, lambda r: r["setting"] == "enc" and kept(r)[0] <= 10, 0.5))
     alls = [r for r in l0 if r["setting"] == "all"]
     strict = [r for r in alls if kept(r)[0] <= 12 and kept(r)[1] <= 6 and kept(r)[2] <= 6]
     loose = [r for r in alls if sum(kept(r)) <= 24]
@@ -126,7 +141,8 @@ def goals(points: List[dict], control: Optional[dict]) -> List[str]:
                      f"{'/'.join(map(str, kept(best)))} at BLEU {best['bleu']}, {d:+.2f} against "
                      f"{ref}")
     out.append("2. All three types pruned to a quarter of their heads at <= 1 BLEU below: "
-               + "; ".join(parts) + ".")
+               + "; ".join(parts) + "."
+               + rank_evidence(points, lambda r: r["setting"] == "all" and sum(kept(r)) <= 24, 1.0))
     return out
 
 
