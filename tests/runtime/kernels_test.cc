@@ -181,7 +181,11 @@ TEST_P(AttentionTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Heads, AttentionTest,
                          ::testing::Values(AttentionCase{0, 8, 3, 5}, AttentionCase{1, 8, 1, 1},
                                            AttentionCase{3, 4, 5, 7}, AttentionCase{2, 64, 4, 33},
-                                           AttentionCase{5, 3, 2, 9}));
+                                           AttentionCase{5, 3, 2, 9},
+                                           // head_dim 16 / 32 / 64 take the AVX2 kernel on
+                                           // x86: full 8-key blocks and a tail.
+                                           AttentionCase{3, 32, 1, 33}, AttentionCase{2, 16, 3, 16},
+                                           AttentionCase{1, 32, 2, 64}));
 
 TEST(EmbeddingTest, PositionsMatchMarianSinusoids) {
   for (size_t dim : {8u, 9u, 16u}) {

@@ -4,13 +4,87 @@
 
 #include "kernels/softmax.h"
 #include "kernels/vec.h"
+#include "kernels/vec_avx2.h"
+
+#ifdef HEADWISE_HAVE_AVX2_PATHS
+#include <immintrin.h>
+#endif
 
 namespace headwise::kernels {
+namespace {
+
+#ifdef HEADWISE_HAVE_AVX2_PATHS
+// AttentionHead for head_dim = 8 * C on AVX2 + FMA. Scores come 8 keys at a time (eight
+// independent accumulators, one transposing reduction), and the query's output stays in C
+// registers while the weighted values are added. The sums are fused multiply-adds in another
+// order than the portable loop's, so results differ from it by rounding only.
+template <int C>
+HEADWISE_AVX2 void AttentionHeadAvx2(size_t h, const float* q, size_t q_stride, size_t num_queries,
+                                     const float* k, size_t k_stride, const float* v,
+                                     size_t v_stride, size_t num_keys, const AttentionShape& shape,
+                                     float* out, size_t out_stride, float* scores) {
+  constexpr size_t hd = 8 * C;
+  const float* kh = k + h * shape.kv_head_stride;
+  const float* vh = v + h * shape.kv_head_stride;
+  const __m256 scale = _mm256_set1_ps(shape.scale);
+  for (size_t i = 0; i < num_queries; ++i) {
+    const float* qi = q + i * q_stride + h * hd;
+    __m256 qv[C];
+    for (int c = 0; c < C; ++c) qv[c] = _mm256_loadu_ps(qi + 8 * c);
+    size_t j = 0;
+    for (; j + 8 <= num_keys; j += 8) {
+      __m256 a[8];
+      for (int t = 0; t < 8; ++t) {
+        const float* kj = kh + (j + t) * k_stride;
+        a[t] = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kj));
+        for (int c = 1; c < C; ++c) a[t] = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(kj + 8 * c), a[t]);
+      }
+      const __m256 h01 = _mm256_hadd_ps(a[0], a[1]), h23 = _mm256_hadd_ps(a[2], a[3]);
+      const __m256 h45 = _mm256_hadd_ps(a[4], a[5]), h67 = _mm256_hadd_ps(a[6], a[7]);
+      const __m256 h0123 = _mm256_hadd_ps(h01, h23), h4567 = _mm256_hadd_ps(h45, h67);
+      const __m256 sums = _mm256_add_ps(_mm256_permute2f128_ps(h0123, h4567, 0x20),
+                                        _mm256_permute2f128_ps(h0123, h4567, 0x31));
+      _mm256_storeu_ps(scores + j, _mm256_mul_ps(sums, scale));
+    }
+    for (; j < num_keys; ++j) {
+      const float* kj = kh + j * k_stride;
+      __m256 a = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kj));
+      for (int c = 1; c < C; ++c) a = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(kj + 8 * c), a);
+      __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+      s4 = _mm_hadd_ps(s4, s4);
+      s4 = _mm_hadd_ps(s4, s4);
+      scores[j] = _mm_cvtss_f32(s4) * shape.scale;
+    }
+    SoftmaxInPlace(scores, num_keys);
+    __m256 o[C];
+    for (int c = 0; c < C; ++c) o[c] = _mm256_setzero_ps();
+    for (size_t jj = 0; jj < num_keys; ++jj) {
+      const __m256 p = _mm256_broadcast_ss(scores + jj);
+      const float* vj = vh + jj * v_stride;
+      for (int c = 0; c < C; ++c) o[c] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vj + 8 * c), o[c]);
+    }
+    float* oi = out + i * out_stride + h * hd;
+    for (int c = 0; c < C; ++c) _mm256_storeu_ps(oi + 8 * c, o[c]);
+  }
+}
+#endif
+
+}  // namespace
 
 void AttentionHead(size_t h, const float* q, size_t q_stride, size_t num_queries, const float* k,
                    size_t k_stride, const float* v, size_t v_stride, size_t num_keys,
                    const AttentionShape& shape, float* out, size_t out_stride, float* scores) {
   const size_t hd = shape.head_dim;
+#ifdef HEADWISE_HAVE_AVX2_PATHS
+  if (CpuHasAvx2Fma()) {
+    switch (hd) {
+      case 16: return AttentionHeadAvx2<2>(h, q, q_stride, num_queries, k, k_stride, v, v_stride, num_keys, shape, out, out_stride, scores);
+      case 32: return AttentionHeadAvx2<4>(h, q, q_stride, num_queries, k, k_stride, v, v_stride, num_keys, shape, out, out_stride, scores);
+      case 64: return AttentionHeadAvx2<8>(h, q, q_stride, num_queries, k, k_stride, v, v_stride, num_keys, shape, out, out_stride, scores);
+      default: break;
+    }
+  }
+#endif
   const float* kh = k + h * shape.kv_head_stride;
   const float* vh = v + h * shape.kv_head_stride;
   // All queries of one head in a row: the head's keys and values (num_keys * head_dim floats

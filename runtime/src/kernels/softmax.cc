@@ -5,6 +5,7 @@
 
 #include "kernels/vec.h"
 #include "kernels/vec_exp.h"
+#include "kernels/vec_avx2.h"
 
 namespace headwise::kernels {
 namespace {
@@ -26,15 +27,83 @@ float Max(const float* x, size_t n) {
 // does not depend on where it sits in the row.
 float ExpScalar(float v) { return ExpV4(V4{} + v)[0]; }
 
+#ifdef HEADWISE_HAVE_AVX2_PATHS
+// The AVX2 bodies below compute the same floats as the portable ones: ExpV8 is ExpV4 on 8
+// lanes, and every sum keeps the portable accumulators' lanes and order (a V8 accumulator is
+// the V4 pair acc0 | acc1, or two V4 additions in turn where the portable loop has one).
+HEADWISE_AVX2 float MaxAvx2(const float* x, size_t n) {
+  V8 m = V8{} - std::numeric_limits<float>::infinity();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const V8 v = LoadV8(x + i);
+    m = v > m ? v : m;
+  }
+  float s = -std::numeric_limits<float>::infinity();
+  for (int k = 0; k < 8; ++k) s = m[k] > s ? m[k] : s;
+  for (; i < n; ++i) s = x[i] > s ? x[i] : s;
+  return s;
+}
+
+HEADWISE_AVX2 void ExpInPlaceAvx2(float* x, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) StoreV8(x + i, ExpV8(LoadV8(x + i)));
+  for (; i < n; ++i) x[i] = ExpScalar(x[i]);
+}
+
+HEADWISE_AVX2 void SoftmaxInPlaceAvx2(float* x, size_t n, float m) {
+  V4 acc = {};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const V8 e = ExpV8(LoadV8(x + i) - m);
+    StoreV8(x + i, e);
+    acc += LowV4(e);
+    acc += HighV4(e);
+  }
+  for (; i + 4 <= n; i += 4) {
+    const V4 e = ExpV4(LoadV4(x + i) - m);
+    StoreV4(x + i, e);
+    acc += e;
+  }
+  float sum = SumV4(acc);
+  for (; i < n; ++i) {
+    x[i] = ExpScalar(x[i] - m);
+    sum += x[i];
+  }
+  const float inv = 1.0f / sum;
+  const V8 vinv = V8{} + inv;
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) StoreV8(x + j, LoadV8(x + j) * vinv);
+  for (; j < n; ++j) x[j] *= inv;
+}
+
+HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) {
+  V8 acc = {};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) acc += ExpV8(LoadV8(x + i) - m);
+  V4 acc0 = LowV4(acc);
+  const V4 acc1 = HighV4(acc);
+  for (; i + 4 <= n; i += 4) acc0 += ExpV4(LoadV4(x + i) - m);
+  float sum = SumV4(acc0 + acc1);
+  for (; i < n; ++i) sum += ExpScalar(x[i] - m);
+  return sum;
+}
+#endif
+
 }  // namespace
 
 void ExpInPlace(float* x, size_t n) {
+#ifdef HEADWISE_HAVE_AVX2_PATHS
+  if (CpuHasAvx2Fma()) return ExpInPlaceAvx2(x, n);
+#endif
   size_t i = 0;
   for (; i + 4 <= n; i += 4) StoreV4(x + i, ExpV4(LoadV4(x + i)));
   for (; i < n; ++i) x[i] = ExpScalar(x[i]);
 }
 
 void SoftmaxInPlace(float* x, size_t n) {
+#ifdef HEADWISE_HAVE_AVX2_PATHS
+  if (CpuHasAvx2Fma()) return SoftmaxInPlaceAvx2(x, n, MaxAvx2(x, n));
+#endif
   const float m = Max(x, n);
   V4 acc = {};
   size_t i = 0;
@@ -53,6 +122,12 @@ void SoftmaxInPlace(float* x, size_t n) {
 }
 
 LogSoftmaxNorm LogSoftmaxNormalizer(const float* x, size_t n) {
+#ifdef HEADWISE_HAVE_AVX2_PATHS
+  if (CpuHasAvx2Fma()) {
+    const float mx = MaxAvx2(x, n);
+    return {mx, std::log(SumExpAvx2(x, n, mx))};
+  }
+#endif
   const float m = Max(x, n);
   V4 acc0 = {}, acc1 = {};
   size_t i = 0;
