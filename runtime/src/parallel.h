@@ -24,7 +24,7 @@ void ParallelFor(pthreadpool_t pool, size_t n, size_t work, F&& fn) {
   using Fn = typename std::remove_reference<F>::type;
   pthreadpool_parallelize_1d(
       pool, [](void* context, size_t i) { (*static_cast<Fn*>(context))(i); },
-      const_cast<void*>(static_cast<const void*>(&fn)), n, 0);
+      const_cast<void*>(static_cast<const void*>(&fn)), n, PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
 }  // namespace headwise

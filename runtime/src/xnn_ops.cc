@@ -3,12 +3,14 @@
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <utility>
 #include <vector>
 
 #include "common/half.h"
+#include "kernels/f32_gemv.h"
 #include "kernels/int8_gemm.h"
 
 namespace headwise {
@@ -34,6 +36,11 @@ Status FromXnn(xnn_status s, const std::string& what) {
 }
 
 constexpr size_t kMinParallelMacs = size_t{1} << 16;
+
+// Workers go back to the scheduler after each parallel call instead of spinning for the next
+// one: on a machine whose cores are busy with other processes a spinning worker takes the core
+// from the thread that would give it work.
+constexpr uint32_t kPoolFlags = PTHREADPOOL_FLAG_YIELD_WORKERS;
 
 }  // namespace
 
@@ -106,6 +113,7 @@ Result<FullyConnected> FullyConnected::Create(const FcPart* parts, size_t num_pa
   size_t out = 0;
   bool all_int8 = true;
   for (size_t i = 0; i < num_parts; ++i) all_int8 = all_int8 && parts[i].weight.dtype == WeightType::kI8;
+  bool all_f32 = true;
   bool widen = num_parts > 1;
   for (size_t i = 0; i < num_parts; ++i) {
     const FcPart& p = parts[i];
@@ -114,6 +122,7 @@ Result<FullyConnected> FullyConnected::Create(const FcPart* parts, size_t num_pa
       return InternalError(name + ": fused parts disagree on shapes");
     }
     widen = widen || p.weight.dtype != WeightType::kF32;
+    all_f32 = all_f32 && p.weight.dtype == WeightType::kF32;
     out += p.weight.rows;
   }
   if (all_int8) {
@@ -153,14 +162,24 @@ Result<FullyConnected> FullyConnected::Create(const FcPart* parts, size_t num_pa
   const size_t out_stride = params.output_stride != 0 ? params.output_stride : out;
   const xnn_status s = xnn_create_fully_connected_nc_f32(
       in, out, in_stride, out_stride, k, b, params.output_min, params.output_max,
-      /*flags=*/0, &fc.op_);
+      /*flags=*/XNN_FLAG_YIELD_WORKERS, &fc.op_);
   HW_RETURN_IF_ERROR(FromXnn(s, "creating " + fc.name_ + " [" + std::to_string(out) + " x " +
                                     std::to_string(in) + "]"));
+  if (all_f32 && kernels::HaveFastF32Gemv()) {
+    fc.out_min_ = params.output_min;
+    fc.out_max_ = params.output_max;
+    for (size_t i = 0; i < num_parts; ++i) {
+      fc.gemv_parts_.push_back({parts[i].weight.f32(), parts[i].bias.f32(), parts[i].weight.rows});
+    }
+  }
   return fc;
 }
 
 FullyConnected::FullyConnected(FullyConnected&& other) noexcept
     : int8_(std::move(other.int8_)),
+      gemv_parts_(std::move(other.gemv_parts_)),
+      out_min_(other.out_min_),
+      out_max_(other.out_max_),
       op_(std::exchange(other.op_, nullptr)),
       in_(other.in_),
       out_(other.out_),
@@ -171,6 +190,9 @@ FullyConnected& FullyConnected::operator=(FullyConnected&& other) noexcept {
     if (op_ != nullptr) xnn_delete_operator(op_);
     op_ = std::exchange(other.op_, nullptr);
     int8_ = std::move(other.int8_);
+    gemv_parts_ = std::move(other.gemv_parts_);
+    out_min_ = other.out_min_;
+    out_max_ = other.out_max_;
     in_ = other.in_;
     out_ = other.out_;
     name_ = std::move(other.name_);
@@ -241,13 +263,56 @@ Status FullyConnected::RunInt8(size_t rows, const float* x, float* y, pthreadpoo
       [](void* context, size_t begin, size_t count) {
         kernels::Int8Gemm(*static_cast<const kernels::Int8GemmArgs*>(context), begin, begin + count);
       },
-      &a, out_, kTile, 0);
+      &a, out_, kTile, kPoolFlags);
   return Status::Ok();
+}
+
+void FullyConnected::RunGemvRange(const float* x, float* y, size_t begin, size_t end) const {
+  size_t first = 0;  // output channel of the part's first row
+  for (const F32Part& p : gemv_parts_) {
+    const size_t lo = std::max(begin, first), hi = std::min(end, first + p.rows);
+    if (lo < hi) {
+      kernels::F32GemvArgs a;
+      a.x = x;
+      a.k = in_;
+      a.w = p.w;
+      a.bias = p.bias;
+      a.y = y + first;
+      a.out_min = out_min_;
+      a.out_max = out_max_;
+      kernels::F32Gemv(a, lo - first, hi - first);
+    }
+    first += p.rows;
+  }
+}
+
+void FullyConnected::RunGemv(const float* x, float* y, pthreadpool* pool) const {
+  if (pool == nullptr || in_ * out_ < kMinParallelMacs) {
+    RunGemvRange(x, y, 0, out_);
+    return;
+  }
+  struct Context {
+    const FullyConnected* fc;
+    const float* x;
+    float* y;
+  } context{this, x, y};
+  // Tiles of 64 output channels (even, as the kernel's pairs), one task each.
+  pthreadpool_parallelize_1d_tile_1d(
+      pool,
+      [](void* c, size_t begin, size_t count) {
+        const Context& ctx = *static_cast<const Context*>(c);
+        ctx.fc->RunGemvRange(ctx.x, ctx.y, begin, begin + count);
+      },
+      &context, out_, 64, kPoolFlags);
 }
 
 Status FullyConnected::Run(size_t rows, const float* x, float* y, pthreadpool* pool) const {
   if (rows == 0) return Status::Ok();
   if (int8_.w != nullptr) return RunInt8(rows, x, y, pool);
+  if (rows == 1 && !gemv_parts_.empty()) {
+    RunGemv(x, y, pool);
+    return Status::Ok();
+  }
   if (op_ == nullptr) return InternalError(name_ + ": operator was not created");
   // Waking the pool's workers costs microseconds (far more on a loaded machine); a product this
   // small is done sooner by the calling thread alone.

@@ -7,8 +7,10 @@
 //     exist until process exit.
 //   - ThreadPool owns a pthreadpool; with one thread it holds none (get() == nullptr, work runs
 //     on the calling thread). One pool per Translator, shared by all its operators.
-//   - FullyConnected owns one XNNPACK operator and, through it, a packed copy of its weights:
-//     the source WeightViews may go away after Create. Move-only.
+//   - FullyConnected owns one XNNPACK operator and, through it, a packed copy of its weights.
+//     Where the single-row fp32 kernel (kernels/f32_gemv.h, x86 AVX2 + FMA) or the int8 kernel
+//     is used, it also reads F32 / I8 weights in place: the Model must outlive the operator (a
+//     Translator holds its Model). Move-only.
 // Errors: xnn_status values are translated to kBackend (kOutOfMemory for
 // xnn_status_out_of_memory) with the XNNPACK status name and the operator name in the message.
 #ifndef HEADWISE_RUNTIME_XNN_OPS_H_
@@ -95,7 +97,9 @@ class FullyConnected {
   ~FullyConnected();
 
   // Runs on `rows` rows; no heap allocation. rows == 0 does nothing. Products under 64k
-  // multiply-adds run on the calling thread even when a pool is given.
+  // multiply-adds run on the calling thread even when a pool is given. One row with F32
+  // weights on x86 with AVX2 + FMA runs kernels::F32Gemv on the weights in place (batch-1
+  // decoding); more rows, and other CPUs, run XNNPACK.
   Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const;
 
   bool valid() const { return op_ != nullptr || int8_.w != nullptr; }
@@ -116,8 +120,18 @@ class FullyConnected {
   };
   Status CreateInt8(const FcPart* parts, size_t num_parts, const FcParams& params);
   Status RunInt8(size_t rows, const float* x, float* y, pthreadpool* pool) const;
+  // One part of an F32 operator, read in place by the single-row kernel.
+  struct F32Part {
+    const float* w = nullptr;     // [rows, in_]
+    const float* bias = nullptr;  // [rows]
+    size_t rows = 0;
+  };
+  void RunGemv(const float* x, float* y, pthreadpool* pool) const;
+  void RunGemvRange(const float* x, float* y, size_t begin, size_t end) const;
 
   Int8Weights int8_;
+  std::vector<F32Part> gemv_parts_;  // empty: one row runs XNNPACK too
+  float out_min_ = 0, out_max_ = 0;
   xnn_operator* op_ = nullptr;
   size_t in_ = 0;
   size_t out_ = 0;

@@ -1,0 +1,94 @@
+// The single-row fp32 kernel (kernels/f32_gemv.h) against plain loops: the dispatched kernel
+// must give the reference loop's exact floats (same summation order) for any split of the
+// output channels, and both must be close to the product in double precision.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/f32_gemv.h"
+
+namespace headwise {
+namespace {
+
+std::vector<float> Random(size_t n, uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+struct GemvCase {
+  size_t k, n;
+};
+
+class F32GemvTest : public ::testing::TestWithParam<GemvCase> {};
+
+TEST_P(F32GemvTest, DispatchedKernelMatchesReferenceAndDoubleProduct) {
+  const GemvCase c = GetParam();
+  const std::vector<float> x = Random(c.k, 1, 2.0f);
+  const std::vector<float> w = Random(c.n * c.k, 2, 0.3f);
+  const std::vector<float> bias = Random(c.n, 3, 0.5f);
+  kernels::F32GemvArgs a;
+  a.x = x.data();
+  a.k = c.k;
+  a.w = w.data();
+  a.bias = bias.data();
+  a.out_min = -std::numeric_limits<float>::infinity();
+  a.out_max = std::numeric_limits<float>::infinity();
+  std::vector<float> got(c.n + 1, -7.0f), split(c.n + 1, -7.0f), want(c.n + 1, -7.0f);
+  a.y = got.data();
+  kernels::F32Gemv(a, 0, c.n);
+  // Three ranges, as threads would split it (the splits need not be multiples of 8).
+  a.y = split.data();
+  kernels::F32Gemv(a, 0, c.n / 3);
+  kernels::F32Gemv(a, c.n / 3, c.n / 2);
+  kernels::F32Gemv(a, c.n / 2, c.n);
+  a.y = want.data();
+  kernels::F32GemvReference(a, 0, c.n);
+  ASSERT_EQ(got, want) << "fast kernel: " << kernels::HaveFastF32Gemv();
+  ASSERT_EQ(split, want);
+  EXPECT_EQ(got[c.n], -7.0f) << "wrote past the output";
+  for (size_t o = 0; o < c.n; ++o) {
+    double exact = bias[o], magnitude = std::fabs(bias[o]);
+    for (size_t i = 0; i < c.k; ++i) {
+      exact += static_cast<double>(x[i]) * w[o * c.k + i];
+      magnitude += std::fabs(static_cast<double>(x[i]) * w[o * c.k + i]);
+    }
+    // float rounding of at most k + 4 additions, each within 2^-24 of the partial sum.
+    ASSERT_NEAR(got[o], exact, magnitude * static_cast<double>(c.k + 4) * 6e-8 + 1e-7) << "out " << o;
+  }
+}
+
+TEST_P(F32GemvTest, ClampsToTheOutputRange) {
+  const GemvCase c = GetParam();
+  const std::vector<float> x = Random(c.k, 4, 2.0f);
+  const std::vector<float> w = Random(c.n * c.k, 5, 0.3f);
+  const std::vector<float> bias = Random(c.n, 6, 0.5f);
+  kernels::F32GemvArgs a;
+  a.x = x.data();
+  a.k = c.k;
+  a.w = w.data();
+  a.bias = bias.data();
+  a.out_min = -std::numeric_limits<float>::infinity();
+  a.out_max = std::numeric_limits<float>::infinity();
+  std::vector<float> free(c.n), relu(c.n);
+  a.y = free.data();
+  kernels::F32Gemv(a, 0, c.n);
+  a.out_min = 0.0f;
+  a.y = relu.data();
+  kernels::F32Gemv(a, 0, c.n);
+  for (size_t o = 0; o < c.n; ++o) EXPECT_EQ(relu[o], std::max(0.0f, free[o])) << "out " << o;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, F32GemvTest,
+                         ::testing::Values(GemvCase{256, 768}, GemvCase{256, 8000},
+                                           GemvCase{1024, 256}, GemvCase{96, 13},
+                                           GemvCase{7, 5}, GemvCase{33, 17}, GemvCase{8, 8}));
+
+}  // namespace
+}  // namespace headwise
