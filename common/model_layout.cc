@@ -48,6 +48,15 @@ std::string BlockDescription(BlockKind kind, uint32_t layer) {
   return std::string(kNames[static_cast<int>(kind)]) + " layer " + std::to_string(layer);
 }
 
+const char* BlockKindJsonName(BlockKind kind) {
+  switch (kind) {
+    case BlockKind::kEncoderSelf: return "encoder_self";
+    case BlockKind::kDecoderSelf: return "decoder_self";
+    case BlockKind::kDecoderCross: return "decoder_cross";
+  }
+  return "unknown";
+}
+
 std::string ShapeToString(const std::vector<uint32_t>& shape) {
   std::ostringstream s;
   s << "[";

@@ -30,6 +30,9 @@ enum class BlockKind : uint8_t { kEncoderSelf = 0, kDecoderSelf = 1, kDecoderCro
 std::string BlockPrefix(BlockKind kind, uint32_t layer);
 // "encoder self-attention layer 3" for messages.
 std::string BlockDescription(BlockKind kind, uint32_t layer);
+// "encoder_self", "decoder_self", "decoder_cross": the kind's name in JSON documents (inspect
+// reports, the trainer's analysis.json); "unknown" for a value outside the enum.
+const char* BlockKindJsonName(BlockKind kind);
 
 struct LayoutConfig {
   uint32_t d_model = 0;

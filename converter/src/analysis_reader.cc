@@ -12,15 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-const char* KindJsonName(BlockKind kind) {
-  switch (kind) {
-    case BlockKind::kEncoderSelf: return "encoder_self";
-    case BlockKind::kDecoderSelf: return "decoder_self";
-    case BlockKind::kDecoderCross: return "decoder_cross";
-  }
-  return "?";
-}
-
 // A number or null (-> NaN); absent counts as null.
 Result<float> OptionalNumber(const json& head, const char* key, const std::string& where) {
   auto it = head.find(key);
@@ -59,11 +50,11 @@ Result<std::vector<HeadAnalysisSpec>> ParseBlock(const json& block, const BlockL
   if (!block.is_object()) {
     return InvalidCheckpoint(where + ": expected an object, found " + JsonTypeName(block));
   }
-  const std::string want = std::string(KindJsonName(expected.kind)) + " layer " +
+  const std::string want = std::string(BlockKindJsonName(expected.kind)) + " layer " +
                            std::to_string(expected.layer);
   const json kind = block.value("kind", json());
   int64_t layer = -1, heads = -1;
-  if (!kind.is_string() || kind.get<std::string>() != KindJsonName(expected.kind) ||
+  if (!kind.is_string() || kind.get<std::string>() != BlockKindJsonName(expected.kind) ||
       !JsonToInt(block.value("layer", json()), 0, 1 << 20, &layer) ||
       layer != static_cast<int64_t>(expected.layer)) {
     return InvalidCheckpoint(where + ": expected " + want + ", found " +

@@ -40,15 +40,6 @@ std::string Hex64(uint64_t v) {
   return buf;
 }
 
-const char* KindName(sc::AttentionKind k) {
-  switch (k) {
-    case sc::AttentionKind::EncoderSelf: return "encoder_self";
-    case sc::AttentionKind::DecoderSelf: return "decoder_self";
-    case sc::AttentionKind::DecoderCross: return "decoder_cross";
-  }
-  return "unknown";
-}
-
 const char* ActivationName(sc::Activation a) {
   switch (a) {
     case sc::Activation::Relu: return "relu";
@@ -215,7 +206,7 @@ Result<json> InspectModelFile(const std::string& path) {
   for (const sc::AttentionBlock* a : Tables(m.attention())) {
     const auto kind = static_cast<BlockKind>(a->kind());
     attention.push_back({{"block", BlockPrefix(kind, a->layer())},
-                         {"kind", KindName(a->kind())},
+                         {"kind", BlockKindJsonName(kind)},
                          {"layer", a->layer()},
                          {"num_heads", a->num_heads()},
                          {"original_num_heads", a->original_num_heads()},
