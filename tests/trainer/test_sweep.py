@@ -131,21 +131,30 @@ def test_sweep_trains_scores_resumes_and_reports(corpus, tmp_path):
     assert len(doc["points"]) == 5
 
 
-def point(name, setting, lam, enc, dec, cross, bleu):
+def point(name, setting, lam, enc, dec, cross, bleu, steps=250):
     return {"kind": "l0", "name": name, "setting": setting, "lambda": lam, "bleu": bleu,
+            "run": {"steps": steps},
             "heads_kept": {"encoder_self": [enc], "decoder_self": [dec],
                            "decoder_cross": [cross]}}
 
 
-def test_goal_verdicts_use_the_control():
-    control = point("all-0", "all", 0, 48, 24, 24, 25.0)
-    pts = [control, point("enc-0.01", "enc", 0.01, 10, 24, 24, 24.6),
+def test_goal_verdicts_use_the_control_of_the_same_budget():
+    pts = [point("all-0", "all", 0, 48, 24, 24, 25.0),
+           point("enc-0.01", "enc", 0.01, 10, 24, 24, 24.6),
            point("all-0.04", "all", 0.04, 12, 6, 6, 23.9),
-           point("all-0.02", "all", 0.02, 4, 8, 12, 24.5)]
-    g = goals(pts, control)
-    assert "**met**: enc-0.01 keeps 10/48" in g[0] and "-0.40" in g[0]
-    assert "<= 12/6/6 heads): **not met**, all-0.04" in g[1]
-    assert "in total: **met**, all-0.02" in g[1]
-    assert "**open**" in goals(pts, None)[0]
+           point("all-0.02", "all", 0.02, 4, 8, 12, 24.5),
+           point("all-0-s100", "all", 0, 48, 24, 24, 22.0, steps=100),
+           point("all-0.02-s100", "all", 0.02, 4, 8, 12, 21.5, steps=100)]
+    g = "\n".join(goals(pts))
+    at250, at100 = g.split("After 100")
+    assert "**met**: enc-0.01 keeps 10/48" in at250 and "-0.40" in at250
+    assert "which also trains the decoder" in at250
+    assert "<= 12/6/6 heads): **not met**, all-0.04" in at250
+    assert "in total: **met**, all-0.02 keeps 4/8/12 at BLEU 24.5, -0.50" in at250
+    assert "all-0.02-s100 keeps 4/8/12 at BLEU 21.5, -0.50 against the lambda-0 control " \
+        "all-0-s100 (22.0)" in at100
+    assert "1. 10 of 48 encoder heads at <= 0.5 BLEU below the full model: **open**" in at100
     pts[1]["bleu"] = 24.4
-    assert "**not met**" in goals(pts, control)[0]
+    assert "**not met**: enc-0.01" in "\n".join(goals(pts))
+    pts.append(point("enc-0", "enc", 0, 48, 24, 24, 24.5))
+    assert "-0.10 against the encoder-only lambda-0 control enc-0" in "\n".join(goals(pts))

@@ -19,7 +19,7 @@ import sys
 from typing import Dict, List, Optional, Tuple
 
 from . import run_state
-from .sweep_eval import evaluate_point
+from .sweep_eval import evaluate_point, run_facts
 
 TRAINER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                        "headwise-train")
@@ -37,16 +37,17 @@ class SweepError(ValueError):
     pass
 
 
-def point_name(setting: str, lam: float) -> str:
-    return f"{setting}-{lam:g}"
+def point_name(setting: str, lam: float, suffix: str = "") -> str:
+    return f"{setting}-{lam:g}" + (f"-{suffix}" if suffix else "")
 
 
-def plan(settings: List[str], lambdas: List[float]) -> List[Tuple[str, str, float]]:
+def plan(settings: List[str], lambdas: List[float],
+         suffix: str = "") -> List[Tuple[str, str, float]]:
     """[(name, setting, lambda)] in the order they run: lambda 0 first, then by lambda."""
     for s in settings:
         if s not in SETTINGS:
             raise SweepError(f"--settings: unknown setting {s!r}; expected enc or all")
-    return [(point_name(s, lam), s, lam) for lam in sorted(lambdas) for s in settings]
+    return [(point_name(s, lam, suffix), s, lam) for lam in sorted(lambdas) for s in settings]
 
 
 def _run(cmd: List[str], log_path: str, log) -> None:
@@ -126,7 +127,7 @@ def run_runs(args, log=print) -> dict:
                 os.symlink(os.path.abspath(export), os.path.join(d, "export"))
     lambdas = [float(x) for x in args.lambdas.split(",") if x.strip()]
     settings = [s.strip() for s in args.settings.split(",") if s.strip()]
-    todo = [(n, "l0", (s, lam)) for n, s, lam in plan(settings, lambdas)]
+    todo = [(n, "l0", (s, lam)) for n, s, lam in plan(settings, lambdas, args.suffix)]
     todo += [(n, "scratch", spec) for n, spec in _pairs(args.scratch, "--scratch")]
     todo += [(n, "reference", path) for n, path in _pairs(args.reference, "--reference")]
     for name, kind, what in todo:
@@ -143,8 +144,12 @@ def run_runs(args, log=print) -> dict:
             status[name] = "not finished"
             continue
         run_dir = os.path.join(d, "run") if kind != "reference" else \
-            (what if os.path.isdir(what) and not os.path.isfile(os.path.join(what, "config.json"))
-             else None)
+            (what if not os.path.isfile(os.path.join(what, "config.json")) else None)
+        if kind == "reference" and run_dir:  # a pruning checkpoint is a point of its curve
+            a = run_facts(run_dir).get("args", {})
+            if "lam" in a:
+                extra = dict(extra, kind="l0", setting="enc" if a.get("encoder_only") else "all",
+                             **{"lambda": a["lam"]})
         rec = evaluate_point(model, args.data, os.path.join(d, "eval.json"), vocab=args.vocab,
                              limit=args.limit, threads=args.threads, run_dir=run_dir,
                              extra=dict(extra, name=name), log=log)

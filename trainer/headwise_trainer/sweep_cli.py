@@ -46,6 +46,8 @@ def register(sub) -> None:
                    help="comma-separated penalty weights (default %(default)s)")
     r.add_argument("--settings", default="enc,all",
                    help="enc (--encoder-only) and/or all (enc,dec,cross gated); default both")
+    r.add_argument("--suffix", default="",
+                   help="appended to the L0 point names, e.g. s100 for a 100-step series")
     r.add_argument("--prune-args", default=DEFAULT_PRUNE_ARGS,
                    help="further prune arguments (default: %(default)s)")
     r.add_argument("--adopt", action="append", metavar="NAME=RUN[:EXPORT]",
@@ -57,7 +59,9 @@ def register(sub) -> None:
                    help="training run whose run.json settings --scratch copies")
     r.add_argument("--scratch-steps", type=int, default=1200)
     r.add_argument("--reference", action="append", metavar="NAME=MODEL",
-                   help="also score MODEL (checkpoint, run directory or ckpt-*.pt) as it is")
+                   help="also score MODEL (checkpoint, run directory or ckpt-*.pt) as it is; "
+                        "a pruning run's ckpt-*.pt becomes a point of its L0 curve (e.g. the "
+                        "lambda-0 control at step 100)")
     r.add_argument("--no-train", action="store_true",
                    help="only score the points that are finished (leave training to others)")
     r.set_defaults(func=_lazy("sweep", "run_runs"))

@@ -38,10 +38,13 @@ def machine() -> Dict[str, object]:
 
 def run_facts(run_dir: Optional[str]) -> Dict[str, object]:
     """Steps, training seconds and settings of the newest checkpoint of a training or pruning
-    run (empty when there is none)."""
-    if not run_dir or not os.path.isdir(run_dir):
+    run, or of one ckpt-*.pt (empty when there is none)."""
+    if run_dir and os.path.isfile(run_dir) and run_dir.endswith(".pt"):  # one checkpoint
+        ckpts = [(0, run_dir)]
+    elif run_dir and os.path.isdir(run_dir):
+        ckpts = run_state.list_checkpoints(run_dir)
+    else:
         return {}
-    ckpts = run_state.list_checkpoints(run_dir)
     if not ckpts:
         return {}
     state = torch.load(ckpts[-1][1], map_location="cpu")
@@ -83,6 +86,13 @@ def evaluate_point(model_path: str, data: str, out_json: str, *, vocab: Optional
     torch.set_num_threads(threads)
     start = load_start_model(model_path)
     model = start.model.eval()
+    weights = "as stored"
+    if start.state is not None:  # a training checkpoint (F32): score it as its F16 export
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                if ".head_gate." not in name:
+                    p.copy_(p.half().float())
+        weights = "F16-rounded, as exported (gates F32)"
     vocab_dir = vocab or start.vocab_dir
     if not vocab_dir:
         raise ValueError(f"{model_path}: no vocabulary recorded; pass --vocab")
@@ -95,7 +105,8 @@ def evaluate_point(model_path: str, data: str, out_json: str, *, vocab: Optional
     scores = evaluate_layout(model, layout, corpus.src[:n], corpus.tgt_text[:n], voc, 1, 64, 1.0)
     scores.pop("hyps")
     train_pairs = count_lines(data, "train")
-    record = {**(extra or {}), "model": start.description, "split": split, "sentences": n,
+    record = {**(extra or {}), "model": start.description, "weights": weights, "split": split,
+              "sentences": n,
               "search": "greedy", **scores, "heads_kept": layout_counts(model, layout),
               "layout": {k: list(v) for k, v in layout.items()},
               "run": run_facts(run_dir), "train_pairs": train_pairs, "machine": machine(),

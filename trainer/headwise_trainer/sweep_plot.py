@@ -9,34 +9,43 @@ def heads(rec: dict, setting: str) -> int:
     return sum(hk["encoder_self"]) if setting == "enc" else hk["kept"]
 
 
-def plot(points: List[dict], png: str, title: str, base: Optional[dict],
-         control: Optional[dict]) -> None:
+def _steps(r: dict) -> int:
+    return (r.get("run") or {}).get("steps") or 0
+
+
+def plot(points: List[dict], png: str, title: str, base: Optional[dict]) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), dpi=110)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), dpi=110)
+    budgets = sorted({_steps(r) for r in points if r["kind"] == "l0"}, reverse=True)
     for ax, setting, label in ((axes[0], "enc", "encoder self-attention heads kept (of 48)"),
                                (axes[1], "all", "heads kept, all three types (of 96)")):
-        series = [("L0 gates, fine-tuned 250 steps", lambda r: r["kind"] == "l0", "o-", "C0"),
-                  ("LRP rank, no fine-tuning",
-                   lambda r: r["kind"] == "rank" and r["score"] == "relevance", "s--", "C1"),
-                  ("Michel rank, no fine-tuning",
-                   lambda r: r["kind"] == "rank" and r["score"] == "michel", "^--", "C2")]
         full = 48 if setting == "enc" else 96
-        for name, pick, style, color in series:
+        series = [(f"L0 gates, {b} fine-tuning steps",
+                   lambda r, b=b: r["kind"] == "l0" and _steps(r) == b, "o-" if i == 0 else "D-",
+                   f"C{3 * i}", b) for i, b in enumerate(budgets)]
+        series += [("LRP rank, no fine-tuning",
+                    lambda r: r["kind"] == "rank" and r["score"] == "relevance", "s--", "C1", None),
+                   ("Michel rank, no fine-tuning",
+                    lambda r: r["kind"] == "rank" and r["score"] == "michel", "^--", "C2", None)]
+        for name, pick, style, color, budget in series:
             pts = sorted((heads(r, setting), r["bleu"]) for r in points
                          if pick(r) and r.get("setting") == setting
                          and not (r["kind"] == "l0" and r.get("lambda") == 0))
-            start = control if name.startswith("L0") else base  # the curve's unpruned end
+            # the curve's unpruned end: the lambda-0 control of the budget, or the base
+            start = base if budget is None else next(
+                (r for r in points if r["kind"] == "l0" and r.get("lambda") == 0
+                 and r["setting"] == "all" and _steps(r) == budget), None)
             if pts and start:
                 pts.append((full, start["bleu"]))
+                if budget is not None:
+                    ax.axhline(start["bleu"], color=color, ls=":", lw=0.8,
+                               label=f"lambda-0 control, {budget} steps ({start['bleu']})")
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, label=name)
-        if control:
-            ax.axhline(control["bleu"], color="C0", ls=":",
-                       label=f"lambda 0 control, 250 steps ({control['bleu']})")
         if base:
-            ax.axhline(base["bleu"], color="C1", ls=":",
+            ax.axhline(base["bleu"], color="C1", ls=":", lw=0.8,
                        label=f"base step 1200, all heads ({base['bleu']})")
         if setting == "all":
             for r in points:
@@ -48,7 +57,7 @@ def plot(points: List[dict], png: str, title: str, base: Optional[dict],
         ax.set_ylabel("test BLEU (greedy)")
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7, loc="best")
+            ax.legend(fontsize=6.5, loc="best")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(png, metadata={"Software": None})

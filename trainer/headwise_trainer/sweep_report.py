@@ -104,27 +104,43 @@ def rank_evidence(points: List[dict], pick, limit: float) -> str:
             "margin.")
 
 
-def goals(points: List[dict], control: Optional[dict]) -> List[str]:
-    """The two goals of issue 4, each with the evidence and a plain met / not met / open."""
-    out = []
-    l0 = [r for r in points if r["kind"] == "l0" and r.get("lambda")]
-    ref = f"the lambda-0 control ({control['bleu']})" if control else "the lambda-0 control"
+def steps(r: dict) -> Optional[int]:
+    return (r.get("run") or {}).get("steps")
+
+
+def budgets(points: List[dict]) -> List[int]:
+    """Fine-tuning step counts of the L0 points, largest first."""
+    return sorted({steps(r) or 0 for r in points if r["kind"] == "l0"}, reverse=True)
+
+
+def control_of(points: List[dict], setting: str, budget: int) -> Optional[dict]:
+    return next((r for r in points if r["kind"] == "l0" and r.get("lambda") == 0
+                 and r["setting"] == setting and (steps(r) or 0) == budget), None)
+
+
+def goals_at(points: List[dict], budget: int) -> List[str]:
+    """The two goals of issue 4 for the L0 points of one step budget, each with the evidence
+    and a plain met / not met / open, against the lambda-0 control of the same budget."""
+    l0 = [r for r in points if r["kind"] == "l0" and r.get("lambda")
+          and (steps(r) or 0) == budget]
+    control = control_of(points, "all", budget)
+    ref = (f"the lambda-0 control {control['name']} ({control['bleu']})" if control else
+           "the lambda-0 control")
     enc = [r for r in l0 if r["setting"] == "enc" and kept(r)[0] <= 10]
     best = max(enc, key=lambda r: r["bleu"], default=None)
-    enc_control = next((r for r in points if r.get("name") == "enc-0"), None)
+    enc_control = control_of(points, "enc", budget)
     c1 = enc_control or control
-    ref1 = (f"the encoder-only lambda-0 control enc-0 ({c1['bleu']})" if enc_control else
-            ref + ", which also trains the decoder (enc-0 has no result)")
+    ref1 = (f"the encoder-only lambda-0 control {c1['name']} ({c1['bleu']})" if enc_control else
+            ref + ", which also trains the decoder (no encoder-only lambda-0 run)")
     if c1 is None or best is None:
-        verdict = "**open**: " + ("the lambda-0 control has no result" if c1 is None else
+        verdict = "**open**: " + ("no lambda-0 control with a result" if c1 is None else
                                   "no encoder-only L0 point with <= 10 encoder heads has a result")
     else:
         d = best["bleu"] - c1["bleu"]
         verdict = (f"**{'met' if d >= -0.5 else 'not met'}**: {best['name']} keeps "
                    f"{kept(best)[0]}/48 encoder heads at BLEU {best['bleu']}, {d:+.2f} against "
                    f"{ref1}")
-    out.append(f"1. 10 of 48 encoder heads at <= 0.5 BLEU below the full model: {verdict}."
-               + rank_evidence(points, lambda r: r["setting"] == "enc" and kept(r)[0] <= 10, 0.5))
+    out = [f"1. 10 of 48 encoder heads at <= 0.5 BLEU below the full model: {verdict}."]
     alls = [r for r in l0 if r["setting"] == "all"]
     strict = [r for r in alls if kept(r)[0] <= 12 and kept(r)[1] <= 6 and kept(r)[2] <= 6]
     loose = [r for r in alls if sum(kept(r)) <= 24]
@@ -141,23 +157,35 @@ def goals(points: List[dict], control: Optional[dict]) -> List[str]:
                      f"{'/'.join(map(str, kept(best)))} at BLEU {best['bleu']}, {d:+.2f} against "
                      f"{ref}")
     out.append("2. All three types pruned to a quarter of their heads at <= 1 BLEU below: "
-               + "; ".join(parts) + "."
-               + rank_evidence(points, lambda r: r["setting"] == "all" and sum(kept(r)) <= 24, 1.0))
+               + "; ".join(parts) + ".")
     return out
 
 
-def l0_table(points, control, base) -> List[str]:
-    rows = ["| point | gated | lambda | heads kept enc/dec/cross (total) | BLEU | chrF | vs "
-            "all-0 | vs base | steps | training time | eval time |",
+def goals(points: List[dict]) -> List[str]:
+    out = []
+    for b in budgets(points):
+        out += ["", f"After {b} fine-tuning steps:", "", *goals_at(points, b)]
+    out += ["", "Without fine-tuning (rank pruning of the base, against the base):", "",
+            "1." + (rank_evidence(points, lambda r: r["setting"] == "enc" and kept(r)[0] <= 10, 0.5)
+                    or " no result."),
+            "2." + (rank_evidence(points, lambda r: r["setting"] == "all"
+                                  and sum(kept(r)) <= 24, 1.0) or " no result.")]
+    return out
+
+
+def l0_table(points, base) -> List[str]:
+    rows = ["| point | gated | lambda | steps | heads kept enc/dec/cross (total) | BLEU | chrF | "
+            "vs control (same steps) | vs base | training time | eval time |",
             "|---|---|---|---|---|---|---|---|---|---|---|"]
     l0 = sorted((r for r in points if r["kind"] == "l0"),
-                key=lambda r: (r["setting"] != "enc", r["lambda"]))
+                key=lambda r: (-(steps(r) or 0), r["setting"] != "enc", r["lambda"]))
     for r in l0:
         e, d, c = kept(r)
         run = r.get("run", {})
+        control = control_of(points, "all", steps(r) or 0)
         rows.append(f"| {r['name']} | {'encoder (--encoder-only)' if r['setting'] == 'enc' else 'all three'} "
-                    f"| {r['lambda']:g} | {e}/{d}/{c} ({e + d + c}) | {r['bleu']:.2f} | {r['chrf']:.2f} | "
-                    f"{delta(r, control)} | {delta(r, base)} | {run.get('steps', '-')} | "
+                    f"| {r['lambda']:g} | {run.get('steps', '-')} | {e}/{d}/{c} ({e + d + c}) | "
+                    f"{r['bleu']:.2f} | {r['chrf']:.2f} | {delta(r, control)} | {delta(r, base)} | "
                     f"{fmt_time(run.get('train_seconds'))} | {fmt_time(r.get('eval_seconds'))} |")
     return rows
 
@@ -215,12 +243,12 @@ def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_re
         "",
         "## Goals",
         "",
-        "Measured against the **lambda-0 control** (`all-0`): the same start point (base step "
-        "1,100), the same 250 fine-tuning steps and settings, every head of all three types gated "
-        "but no penalty. The shipped base (step 1,200) is 100 training steps further than the "
-        "start point and is no fair baseline for a 250-step fine-tune.",
-        "",
-        *goals(points, control),
+        "Measured against the **lambda-0 control** of the same step budget: the same start "
+        "point (base step 1,100), the same fine-tuning steps and settings, every head of all "
+        "three types gated but no penalty (`all-0` after 250 steps; `all-0-s100` is its "
+        "step-100 checkpoint). The shipped base (step 1,200) is 100 training steps further than "
+        "the start point and is no fair baseline for a fine-tune.",
+        *goals(points),
         "",
         f"![pruning curves]({png_rel})",
         "",
@@ -251,11 +279,12 @@ def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_re
     ]
     for r, what in ((start, "start point, base step 1,100 (all heads)"),
                     (base, "shipped base, step 1,200 (all heads)"),
-                    (control, "lambda-0 control: start point + 250 gated steps, lambda 0")):
+                    (control, "lambda-0 control: start point + 250 gated steps, lambda 0"),
+                    (by.get("all-0-s100"), "lambda-0 control at step 100 (all-0's ckpt-100)")):
         lines.append(f"| {what} | {r['bleu']:.2f} | {r['chrf']:.2f} |" if r else
                      f"| {what} | missing | |")
     lines += ["", "## L0 pruning (gates fine-tuned with the penalty)", "",
-              *l0_table(points, control, base), "",
+              *l0_table(points, base), "",
               "## Rank pruning without fine-tuning (LRP relevance, Michel importance)", ""]
     lines += rank_table(points, base) if any(r["kind"] == "rank" for r in points) else \
         ["No rank-pruning result: " + ("analysis.json was not available." if missing_rank else "")]
@@ -323,8 +352,7 @@ def run_report(args, log=print) -> dict:
                            "points": sorted(points, key=lambda r: r["name"]),
                            "pending": pending, "base_run": base_run})
     by = {r["name"]: r for r in points}
-    plot(points, png_path, f"{args.name}: test BLEU (greedy) against heads kept",
-         by.get(BASE), by.get(CONTROL))
+    plot(points, png_path, f"{args.name}: test BLEU (greedy) against heads kept", by.get(BASE))
     if args.md:
         rel = lambda p: os.path.relpath(p, os.path.dirname(os.path.abspath(args.md)))  # noqa: E731
         cmd = (f"headwise-train sweep report --root {args.root} --out-dir {args.out_dir} "
