@@ -70,7 +70,7 @@ def prune_point(args, name: str, setting: str, lam: float, log) -> bool:
     run = os.path.join(d, "run")
     common = ["--data", args.data, "--out", run, "--export", export, "--threads",
               str(args.threads)] + (["--vocab", args.vocab] if args.vocab else [])
-    common += shlex.split(args.prune_args)
+    common += shlex.split(args.prune_args) + (["--steps", str(args.steps)] if args.steps else [])
     if run_state.list_checkpoints(run):
         cmd = ["prune", "--resume"] + common
     else:

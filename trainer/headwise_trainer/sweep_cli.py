@@ -46,6 +46,8 @@ def register(sub) -> None:
                    help="comma-separated penalty weights (default %(default)s)")
     r.add_argument("--settings", default="enc,all",
                    help="enc (--encoder-only) and/or all (enc,dec,cross gated); default both")
+    r.add_argument("--steps", type=int,
+                   help="fine-tuning steps of the L0 points (overrides --prune-args' --steps)")
     r.add_argument("--suffix", default="",
                    help="appended to the L0 point names, e.g. s100 for a 100-step series")
     r.add_argument("--prune-args", default=DEFAULT_PRUNE_ARGS,

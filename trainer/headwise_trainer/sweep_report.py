@@ -39,6 +39,12 @@ stop. Run from the repository root, one training process per core at most.
       --adopt all-0.015=work/runs/en-de-prune:models/en-de/checkpoint \\
       --scratch scratch-shipped=models/en-de/sweep/shipped-layout.spec --base-run work/runs/en-de-base \\
       --reference base=models/en-de/base-checkpoint --reference start=work/prune-start/ckpt-1100.pt
+    # the 100-step series (what ran this session: work/sweep/queue2.sh) and its controls,
+    # the step-100 checkpoints of the lambda-0 and the shipped run
+    trainer/headwise-train sweep runs --root work/sweep/en-de --from work/prune-start/ckpt-1100.pt \\
+      --data work/corpus-de --vocab work/vocab-de --threads 1 --steps 100 --suffix s100 \\
+      --lambdas 0.005,0.015,0.04,0.1 --reference all-0-s100=work/sweep/en-de/all-0/run/ckpt-100.pt \\
+      --reference all-0.015-s100=work/runs/en-de-prune/ckpt-100.pt
     # rank pruning of the base by the analysis' scores, no fine-tuning
     trainer/headwise-train sweep rank --root work/sweep/en-de --data work/corpus-de \\
       --analysis models/en-de/base-checkpoint/analysis.json --model models/en-de/base-checkpoint
@@ -262,9 +268,13 @@ def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_re
         f"- Machine: {m.get('cpu', '?')}, {m.get('cores', '?')} cores shared with other jobs, "
         f"1 torch thread per process, torch {m.get('torch', '?')}. Times are wall-clock under "
         "that shared load (up to two training processes at once), so they vary by 2x between runs.",
-        "- L0 points: `prune` from base step 1,100 for 250 steps with the shipped run's "
-        "settings (lr 5e-4, gate lr 0.1, warm-up 20, batches of 2,000 ids; penalty = lambda x "
-        "the SUM of P(gate open) over the gated heads). `enc` = `--encoder-only` (encoder "
+        "- L0 points: `prune` from base step 1,100 with the shipped run's settings (lr 5e-4, "
+        "gate lr 0.1, warm-up 20, batches of 2,000 ids; penalty = lambda x the SUM of P(gate "
+        "open) over the gated heads), for 250 steps (`all-0`, `all-0.015`) or 100 steps "
+        "(`*-s100`: the series was cut to 100 steps when the shared machine slowed to ~400 "
+        "tokens/s). The learning rates depend only on the step, so the step-100 checkpoint of a "
+        "250-step run is the 100-step run: `all-0-s100` and `all-0.015-s100` are such "
+        "checkpoints. `enc` = `--encoder-only` (encoder "
         "gates; encoder weights and gates trained, decoder and embeddings fixed), `all` = "
         "encoder self, decoder self and decoder-encoder heads gated, everything trained. "
         "`all-0.015` is the shipped pruned model (`models/en-de/checkpoint`).",
