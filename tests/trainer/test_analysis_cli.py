@@ -173,3 +173,19 @@ def test_plots_redraw_from_json(setup, tmp_path):
     assert sorted(os.listdir(tmp_path / "png")) == sorted(
         f"{s}.png" for s in ("relevance", "confidence", "michel", "positional"))
     assert doc["data"]["sentences"] == 1
+
+
+def test_opus_mt_layout_with_pytorch_weights(setup, tmp_path):
+    # config.json + pytorch_model.bin + the SentencePiece files, as OPUS-MT ships on the Hub
+    d = tmp_path / "opus"
+    d.mkdir()
+    for name in ("config.json", "source.spm", "target.spm", "vocab.json"):
+        (d / name).write_bytes((setup / "ungated" / name).read_bytes())
+    from headwise_trainer.checkpoint import load_checkpoint
+    torch.save(load_checkpoint(setup / "ungated").state_dict(), d / "pytorch_model.bin")
+    doc = analyze("--model", d, "--data", setup / "data", "--out", tmp_path / "o",
+                  "--sentences", 2, "--no-plots")
+    ref = analyze("--model", setup / "ungated", "--data", setup / "data", "--out",
+                  tmp_path / "r", "--sentences", 2, "--no-plots")
+    assert doc["checkpoint"]["model_safetensors_sha256"] is None
+    assert doc["blocks"] == ref["blocks"]

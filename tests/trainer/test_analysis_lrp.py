@@ -168,3 +168,20 @@ def test_relevance_is_deterministic():
     a = lrp.head_relevance(model, batch(model), "attnlrp")
     b = lrp.head_relevance(model, batch(model), "attnlrp")
     assert a.mean() == b.mean() and a.signed_mean() == b.signed_mean()
+
+
+@pytest.mark.parametrize("rule", ["attnlrp", "z"])
+def test_a_sentence_gets_the_same_relevance_alone_or_in_a_padded_batch(rule):
+    # One backward pass per position serves the whole batch only if sentences stay independent
+    # (padding masked, per-sentence sums): the batch total equals the sum of solo runs.
+    model = random_model(small_config())
+    together = lrp.head_relevance(model, batch(model), rule)
+    alone = lrp.RelevanceSum()
+    for s, t in zip(SOURCES, TARGETS):
+        lrp.head_relevance(model, lrp.Batch.make(model, [s], [t]), rule, alone)
+    # float32 rounding differs between batch shapes; a padding leak would be far larger
+    assert together.predictions == alone.predictions
+    for name in together.abs_sum:
+        diff = (together.abs_sum[name] - alone.abs_sum[name]).abs().max()
+        sdiff = (together.signed_sum[name] - alone.signed_sum[name]).abs().max()
+        assert max(diff, sdiff) < 1e-3 * together.predictions, (name, diff, sdiff)
