@@ -74,7 +74,7 @@ def setup(tmp_path_factory):
 def analyze(*argv):
     parser = argparse.ArgumentParser()
     analyze_cli.register(parser.add_subparsers())
-    args = parser.parse_args(["analyze", *map(str, argv)])
+    args = parser.parse_args(["analyze", "--threads", "1", *map(str, argv)])
     return args.func(args, log=lambda *_: None)
 
 
