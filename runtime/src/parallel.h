@@ -13,7 +13,7 @@ namespace headwise {
 // Calls fn(i) for i in [0, n), spread over `pool` when one is given and the work is worth
 // waking it (`work` in multiply-adds, below kMinParallelWork the calling thread does it all).
 // fn must be safe to run concurrently for different i. No allocation.
-inline constexpr size_t kMinParallelWork = size_t{1} << 16;
+inline constexpr size_t kMinParallelWork = size_t{1} << 20;  // why: xnn_ops.cc
 
 template <typename F>
 void ParallelFor(pthreadpool_t pool, size_t n, size_t work, F&& fn) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "tests/runtime/test_model.h"
 
@@ -73,15 +74,26 @@ TEST(SearchTest, MaxLengthCutsUnfinishedHypotheses) {
 }
 
 // Two threads (matrix products and attention heads on the pool) give the single-threaded
-// results: the model is big enough to cross the parallel-work thresholds.
-TEST(ThreadingTest, TwoThreadsMatchOne) {
+// results: the model is big enough to cross the parallel-work threshold (kMinParallelWork,
+// 2^20 multiply-adds): the encoder's products and attention, the decoder's fc1 / fc2 at 16 rows
+// and lm_head at one row; fp32 (XNNPACK, the single-row kernel on x86) and int8 (its kernel).
+class ThreadingTest : public ::testing::TestWithParam<convert::WeightFormat> {};
+
+TEST_P(ThreadingTest, TwoThreadsMatchOne) {
   ModelOptions o;
-  o.d_model = 64;
-  o.encoder_ffn = o.decoder_ffn = 256;
+  o.d_model = 256;
+  o.encoder_ffn = o.decoder_ffn = 512;
+  o.vocab = 8192;
+  o.pad = o.start = 8191;
   o.eos_bias = 1.0f;
   o.kept = {{0, 1, 2}, {}, {1, 3}, {0, 1, 2, 3}, {2}, {0, 3}};
-  auto tm = testing::BuildModel(o);
-  ASSERT_NE(tm->model, nullptr);
+  testing::TestModel tm;
+  tm.spec = testing::MakeSpec(o);
+  convert::ApplyWeightFormat(GetParam(), &tm.spec);
+  tm.image = std::make_unique<testing::AlignedBytes>(testing::Serialize(tm.spec));
+  auto loaded = Model::LoadFromMemory(tm.image->data(), tm.image->size());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  tm.model = *loaded;
   std::unique_ptr<Translator> tr[2];
   for (int i = 0; i < 2; ++i) {
     TranslatorLimits limits;
@@ -89,7 +101,7 @@ TEST(ThreadingTest, TwoThreadsMatchOne) {
     limits.max_source_tokens = 40;
     limits.max_target_tokens = 40;
     limits.num_threads = i + 1;
-    auto t = Translator::Create(tm->model, limits);
+    auto t = Translator::Create(tm.model, limits);
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     tr[i] = std::move(t).value();
   }
@@ -97,12 +109,13 @@ TEST(ThreadingTest, TwoThreadsMatchOne) {
   for (uint32_t s = 0; s < 4; ++s) sources.push_back(testing::RandomSource(o, 10 + 10 * s, 90 + s));
   std::vector<TokenSpan> spans;
   for (const auto& s : sources) spans.push_back({s.data(), s.size()});
-  for (int beam : {1, 4}) {
+  // Batch 1 greedy too: one decoder row, the single-row products.
+  for (auto [beam, batch] : {std::pair<int, size_t>{1, 4}, {4, 4}, {1, 1}}) {
     SearchOptions so;
     so.beam_size = beam;
     so.num_hypotheses = beam;
-    for (auto& t : tr) ASSERT_TRUE(t->TranslateIds(spans.data(), spans.size(), so).ok());
-    for (size_t s = 0; s < spans.size(); ++s) {
+    for (auto& t : tr) ASSERT_TRUE(t->TranslateIds(spans.data(), batch, so).ok());
+    for (size_t s = 0; s < batch; ++s) {
       ASSERT_EQ(tr[0]->num_hypotheses(s), tr[1]->num_hypotheses(s));
       for (size_t k = 0; k < tr[0]->num_hypotheses(s); ++k) {
         const HypothesisView a = tr[0]->hypothesis(s, k), b = tr[1]->hypothesis(s, k);
@@ -112,6 +125,12 @@ TEST(ThreadingTest, TwoThreadsMatchOne) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Formats, ThreadingTest,
+                         ::testing::Values(convert::WeightFormat::kF32, convert::WeightFormat::kI8),
+                         [](const ::testing::TestParamInfo<convert::WeightFormat>& p) {
+                           return std::string(convert::WeightFormatName(p.param));
+                         });
 
 // One Model shared read-only by Translators on several threads: each thread's results equal
 // those of a lone Translator (the Model is immutable after Load; XNNPACK is initialised once).
