@@ -84,9 +84,9 @@ def run_torch(args, kind):
             "wall_ms": 1e3 * r["wall_s"] / n, "rss": rss}
 
 
-def run_headwise(args, label, model):
+def run_headwise(args, label, model, translate):
     lines = read_lines(args.src, args.limit)
-    base = [args.translate, "-m", model, "--json", "--batch", "1", "--threads", str(args.threads),
+    base = [translate, "-m", model, "--json", "--batch", "1", "--threads", str(args.threads),
             "--max-len", str(args.max_len)]
     out, cpu_all, rss, _ = run_child(base, "\n".join(lines) + "\n")
     _, cpu_one, _, _ = run_child(base, lines[0] + "\n")
@@ -102,8 +102,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("checkpoint")
     p.add_argument("--translate", help="headwise-translate binary")
-    p.add_argument("--model", action="append", default=[], metavar="LABEL=PATH",
-                   help="a converted model, e.g. fp32=m.hwm (fp32 is compared for agreement)")
+    p.add_argument("--model", action="append", default=[], metavar="LABEL=PATH[=TRANSLATE]",
+                   help="a converted model, e.g. fp32=m.hwm (fp32 is compared for agreement); "
+                        "a third field runs it with another headwise-translate binary (e.g. a "
+                        "build of the previous commit, to compare both in one run)")
     p.add_argument("--src", required=True)
     p.add_argument("--limit", type=int, default=100)
     p.add_argument("--threads", type=int, default=1)
@@ -115,13 +117,14 @@ def main():
     if args.worker:
         torch_worker(args)
         return 0
-    if not args.translate or not args.model:
-        p.error("--translate and at least one --model are required")
+    if not args.model or not all(args.translate or m.count("=") >= 2 for m in args.model):
+        p.error("at least one --model, and --translate unless every --model names its binary")
 
     results = [run_torch(args, "torch-fp32"), run_torch(args, "torch-int8")]
     for spec in args.model:
-        label, _, path = spec.partition("=")
-        results.append(run_headwise(args, label, path))
+        label, _, rest = spec.partition("=")
+        path, _, translate = rest.partition("=")
+        results.append(run_headwise(args, label, path, translate or args.translate))
     torch_fp32 = results[0]
     n = len(torch_fp32["texts"])
     print(f"{n} lines of {args.src}, batch 1 greedy (max {args.max_len} tokens), "
