@@ -125,7 +125,7 @@ def test_sweep_trains_scores_resumes_and_reports(corpus, tmp_path):
     sweep("report", "--root", str(root), "--out-dir", str(tmp_path / "out"), "--md", str(md))
     text = md.read_text()
     assert "| enc-0.5 |" in text and "LRP relevance" in text and "from scratch" in text
-    assert "all-0.015 (not started)" in text  # missing points are listed
+    assert "all-0.015 (not run)" in text  # missing points are listed
     assert (tmp_path / "out" / "en-de-sweep.png").stat().st_size > 1000
     doc = json.loads((tmp_path / "out" / "en-de-sweep.json").read_text())
     assert len(doc["points"]) == 5

@@ -86,4 +86,6 @@ def register(sub) -> None:
     p.add_argument("--name", default="en-de", help="file name stem (default %(default)s)")
     p.add_argument("--base-run", help="the base training run, for its dev curve (e.g. "
                    "work/runs/en-de-base)")
+    p.add_argument("--expect", help="comma-separated point names that should have a result "
+                   "(listed as missing when they have none)")
     p.set_defaults(func=_lazy("sweep_report", "run_report"))

@@ -229,14 +229,15 @@ def analysis_note(points: List[dict]) -> List[str]:
 
 
 def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_rel: str,
-             command: str, base_run: Optional[dict] = None) -> str:
+             command: str, base_run: Optional[dict] = None,
+             expect: Optional[List[str]] = None) -> str:
     by = {r["name"]: r for r in points}
     control, base, start, shipped = (by.get(n) for n in (CONTROL, BASE, START, SHIPPED))
     scratch = [r for r in points if r["kind"] == "scratch"]
     l0_names = {r["name"] for r in points if r["kind"] in ("l0", "scratch", "reference")}
-    state = lambda n: pending.get(n, {}).get("status", "not started")  # noqa: E731
-    missing = [f"{n} ({state(n)})" for n in DEFAULT_L0 if n not in l0_names]
-    missing += [f"{n} ({state(n)})" for n in pending if n not in DEFAULT_L0]
+    state = lambda n: pending.get(n, {}).get("status", "not run")  # noqa: E731
+    missing = [f"{n} ({state(n)})" for n in DEFAULT_L0 + list(expect or []) if n not in l0_names]
+    missing += [f"{n} ({state(n)})" for n in pending if n not in DEFAULT_L0 + list(expect or [])]
     missing_rank = [n for n in DEFAULT_RANK if n not in by]
     any_rec = next(iter(points), None)
     m = any_rec["machine"] if any_rec else {}
@@ -312,7 +313,7 @@ def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_re
         if base:
             lines.append(f"| base, all heads | 48/24/24 | 1,200 steps | {base['bleu']:.2f} | "
                          f"{base['chrf']:.2f} | "
-                         f"{fmt_time((base_run or {}).get('train_seconds'))} |")
+                         f"{fmt_time((base_run or {}).get('train_seconds')) if (base_run or {}).get('train_seconds') else '1 h 22 min (models/en-de/README.md)'} |")
         for r in scratch:
             lines.append(f"| {r['name']}: the shipped layout from scratch | "
                          f"{'/'.join(map(str, kept(r)))} | {r['run'].get('steps')} steps, the "
@@ -320,9 +321,10 @@ def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_re
                          f"{fmt_time(r['run'].get('train_seconds'))} |")
     for name, p in scratch_pending.items():
         lines.append(f"\nNo test result: {name} (the shipped layout trained from scratch with "
-                     f"the base run's settings) had not finished: {p['status']} of "
-                     f"{p['args'].get('steps')}, {fmt_time(p.get('train_seconds'))} of "
-                     "training so far.")
+                     f"the base run's settings, 1 thread, niced behind the pruning runs) had "
+                     f"reached step {p.get('steps')} of {p['args'].get('steps')} after "
+                     f"{fmt_time(p.get('train_seconds'))} of training; it resumes with the "
+                     "`sweep runs` command below.")
     curves = [(r["name"], r["run"].get("dev_history") or []) for r in scratch]
     curves += [(n, p.get("dev_history") or []) for n, p in pending.items()
                if n.startswith("scratch")]
@@ -341,7 +343,7 @@ def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_re
               "|---|---|---|---|", *[f"| {d} | {h} | {p} | {s} |" for d, h, p, s in PAPER_ALL], "",
               "The paper loses 0.15 BLEU at 10 of 48 encoder heads and 0.5-0.7 BLEU at about a "
               "quarter of the heads (WMT 8/13/15), with 2.5M-6M training pairs and a converged "
-              "model; here the model is small, under-trained and fine-tuned for 250 steps only.",
+              "model; here the model is small, under-trained and fine-tuned for 100-250 steps only.",
               "", "## How to reproduce", "", REPRODUCE, "", "## Missing", ""]
     if missing or missing_rank:
         lines += [f"- L0/control points without a result: {', '.join(missing) or 'none'}.",
@@ -356,6 +358,7 @@ def run_report(args, log=print) -> dict:
     os.makedirs(args.out_dir, exist_ok=True)
     json_path = os.path.join(args.out_dir, f"{args.name}-sweep.json")
     png_path = os.path.join(args.out_dir, f"{args.name}-sweep.png")
+    expect = [n.strip() for n in (args.expect or "").split(",") if n.strip()]
     base_run = run_facts(args.base_run) if args.base_run else {}
     base_run = {k: base_run[k] for k in ("steps", "train_seconds", "dev_history") if k in base_run}
     write_json(json_path, {"format": "headwise-pruning-sweep", "version": 1,
@@ -366,10 +369,11 @@ def run_report(args, log=print) -> dict:
     if args.md:
         rel = lambda p: os.path.relpath(p, os.path.dirname(os.path.abspath(args.md)))  # noqa: E731
         cmd = (f"headwise-train sweep report --root {args.root} --out-dir {args.out_dir} "
-               f"--md {args.md}")
+               f"--md {args.md}" + (f" --base-run {args.base_run}" if args.base_run else "")
+               + (f" --expect {','.join(expect)}" if expect else ""))
         with open(args.md, "w", encoding="utf-8") as f:
             f.write(markdown(points, pending, rel(os.path.abspath(png_path)),
-                             os.path.relpath(json_path), cmd, base_run))
+                             os.path.relpath(json_path), cmd, base_run, expect))
     log(f"sweep report: {len(points)} results, {len(pending)} pending -> {json_path}, {png_path}"
         + (f", {args.md}" if args.md else ""))
     return {"points": len(points), "pending": pending}
