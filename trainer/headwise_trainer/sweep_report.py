@@ -228,6 +228,44 @@ def analysis_note(points: List[dict]) -> List[str]:
             "heads of different blocks on those per-block scales."]
 
 
+def side_by_side(points: List[dict]) -> List[str]:
+    """BLEU change against the unpruned model: the paper's EN-RU numbers beside ours."""
+    by = {r["name"]: r for r in points}
+    rows = ["| pruning | Voita et al. WMT | Voita et al. OpenSubtitles | en-de (this repository) |",
+            "|---|---|---|---|"]
+
+    def ours(pick, ref_of) -> str:
+        cells = []
+        for r in sorted((r for r in points if pick(r)), key=lambda r: -r["bleu"]):
+            ref = ref_of(r)
+            if ref:
+                cells.append(f"{r['name']} ({'/'.join(map(str, kept(r)))}): "
+                             f"{r['bleu'] - ref['bleu']:+.2f}")
+        return "; ".join(cells[:3]) or "no result"
+
+    ctrl = lambda r: control_of(points, "enc", steps(r) or 0) or \
+        control_of(points, "all", steps(r) or 0)  # noqa: E731
+    base = lambda r: by.get(BASE)  # noqa: E731
+    rows.append("| encoder self only, ~10 of 48 heads kept, fine-tuned | 10 heads: -0.15 | "
+                "4 heads: -0.25 | " + ours(lambda r: r["kind"] == "l0" and r.get("lambda")
+                                          and r["setting"] == "enc" and kept(r)[0] <= 12, ctrl)
+                + " (vs the lambda-0 control) |")
+    rows.append("| encoder self only, 10 of 48 heads by rank, no fine-tuning | | | "
+                + ours(lambda r: r["kind"] == "rank" and r["setting"] == "enc"
+                       and r["keep"] == 10, base) + " (vs the base) |")
+    rows.append("| all three types, about a quarter kept, fine-tuned | 8/13/15: -0.54 | "
+                "6/9/13: -0.13 | " + ours(lambda r: r["kind"] == "l0" and r.get("lambda")
+                                         and r["setting"] == "all" and sum(kept(r)) <= 32,
+                                         lambda r: control_of(points, "all", steps(r) or 0))
+                + " (vs the lambda-0 control) |")
+    scratch = [r for r in points if r["kind"] == "scratch"]
+    rows.append("| same layout trained from scratch, vs pruned | 8/13/15: -0.50 | 6/9/13: -0.43 | "
+                + ("; ".join(f"{r['name']}: {r['bleu'] - by[SHIPPED]['bleu']:+.2f} against "
+                             f"{SHIPPED}" for r in scratch if SHIPPED in by) or "no result")
+                + " |")
+    return rows
+
+
 def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_rel: str,
              command: str, base_run: Optional[dict] = None,
              expect: Optional[List[str]] = None) -> str:
@@ -335,7 +373,9 @@ def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_re
         lines += [f"- {n}, the shipped layout (1/10/13 heads): {dev_curve(h)}" for n, h in curves]
     if not scratch and not curves:
         lines.append("No result: the from-scratch control had not started.")
-    lines += ["", "## The paper's numbers (Voita et al. 2019, EN-RU, 6+6 layers x 8 heads)", "",
+    lines += ["", "## Beside the paper: BLEU change against the unpruned model", "",
+              *side_by_side(points), "",
+              "## The paper's numbers (Voita et al. 2019, EN-RU, 6+6 layers x 8 heads)", "",
               "Encoder self-attention only:", "", "| data | encoder heads | BLEU |", "|---|---|---|",
               *[f"| {d} | {h} | {b} |" for d, h, b in PAPER_ENC], "",
               "All three types (kept: encoder self / decoder self / decoder-encoder):", "",
