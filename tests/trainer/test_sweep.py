@@ -16,7 +16,7 @@ from headwise_trainer.import_model import load_start_model  # noqa: E402
 from headwise_trainer.keep_heads import apply_spec, parse_spec  # noqa: E402
 from headwise_trainer.sweep import SweepError, plan, read_analysis  # noqa: E402
 from headwise_trainer.sweep_layout import layout_spec, top_k_layout  # noqa: E402
-from headwise_trainer.sweep_report import goals  # noqa: E402
+from headwise_trainer.sweep_goals import goals  # noqa: E402
 from headwise_trainer.train import run_training  # noqa: E402
 from test_train import corpus, train_args  # noqa: E402,F401
 
