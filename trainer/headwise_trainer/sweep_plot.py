@@ -44,6 +44,12 @@ def plot(points: List[dict], png: str, title: str, base: Optional[dict]) -> None
                                label=f"lambda-0 control, {budget} steps ({start['bleu']})")
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, label=name)
+            if budget is not None:  # which lambda made each point
+                for r in points:
+                    if pick(r) and r.get("setting") == setting and r.get("lambda"):
+                        ax.annotate(f"{r['lambda']:g}", (heads(r, setting), r["bleu"]),
+                                    textcoords="offset points", xytext=(4, -9), fontsize=6,
+                                    color=color)
         if base:
             ax.axhline(base["bleu"], color="C1", ls=":", lw=0.8,
                        label=f"base step 1200, all heads ({base['bleu']})")
@@ -58,7 +64,7 @@ def plot(points: List[dict], png: str, title: str, base: Optional[dict]) -> None
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=6.5, loc="best")
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(title + " (numbers at L0 points: lambda)", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, metadata={"Software": None})
     plt.close(fig)
