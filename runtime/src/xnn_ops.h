@@ -97,9 +97,9 @@ class FullyConnected {
   ~FullyConnected();
 
   // Runs on `rows` rows; no heap allocation. rows == 0 does nothing. Products under 2^20
-  // multiply-adds (kMinParallelWork) run on the calling thread even when a pool is given. One row with F32
-  // weights on x86 with AVX2 + FMA runs kernels::F32Gemv on the weights in place (batch-1
-  // decoding); more rows, and other CPUs, run XNNPACK.
+  // multiply-adds (kMinParallelWork) run on the calling thread even when a pool is given. One
+  // row with F32 weights on x86 with AVX2 + FMA runs kernels::F32Gemv on the weights in place
+  // (batch-1 decoding); more rows, and other CPUs, run XNNPACK.
   Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const;
 
   bool valid() const { return op_ != nullptr || int8_.w != nullptr; }

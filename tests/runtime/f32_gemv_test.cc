@@ -60,7 +60,8 @@ TEST_P(F32GemvTest, DispatchedKernelMatchesReferenceAndDoubleProduct) {
       magnitude += std::fabs(static_cast<double>(x[i]) * w[o * c.k + i]);
     }
     // float rounding of at most k + 4 additions, each within 2^-24 of the partial sum.
-    ASSERT_NEAR(got[o], exact, magnitude * static_cast<double>(c.k + 4) * 6e-8 + 1e-7) << "out " << o;
+    const double bound = magnitude * static_cast<double>(c.k + 4) * 6e-8 + 1e-7;
+    ASSERT_NEAR(got[o], exact, bound) << "out " << o;
   }
 }
 

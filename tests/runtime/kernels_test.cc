@@ -11,6 +11,8 @@
 #include "kernels/embedding.h"
 #include "kernels/layernorm.h"
 #include "kernels/softmax.h"
+#include "kernels/vec_avx2.h"
+#include "kernels/vec_exp.h"
 #include "tests/runtime/reference_model.h"
 
 namespace headwise {
@@ -118,6 +120,26 @@ TEST_P(KernelSizes, ActivationsMatchReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, KernelSizes, ::testing::Values(1, 3, 4, 7, 16, 33, 512));
+
+#ifdef HEADWISE_HAVE_AVX2_PATHS
+HEADWISE_AVX2 void ExpV8Rows(const float* in, float* out, size_t n) {
+  for (size_t i = 0; i < n; i += 8) kernels::StoreV8(out + i, kernels::ExpV8(kernels::LoadV8(in + i)));
+}
+
+// The AVX2 exp (softmax, log-softmax, swish) must give the 4-lane code's floats, so results do
+// not depend on the CPU: no fused multiply-adds may creep into it.
+TEST(ExpAvx2, GivesTheSameFloatsAsExpV4) {
+  if (!kernels::CpuHasAvx2Fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
+  std::vector<float> x = Random(1 << 16, 21, -100.0f, 100.0f);
+  x[0] = -std::numeric_limits<float>::infinity();
+  x[1] = 0.0f;
+  x[2] = 88.5f;
+  std::vector<float> v4(x.size()), v8(x.size());
+  for (size_t i = 0; i < x.size(); i += 4) kernels::StoreV4(v4.data() + i, kernels::ExpV4(kernels::LoadV4(x.data() + i)));
+  ExpV8Rows(x.data(), v8.data(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(v8[i], v4[i]) << "exp(" << x[i] << ")";
+}
+#endif
 
 // Attention over h kept heads, including h = 0 (writes nothing).
 struct AttentionCase {

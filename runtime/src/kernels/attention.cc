@@ -19,10 +19,11 @@ namespace {
 // registers while the weighted values are added. The sums are fused multiply-adds in another
 // order than the portable loop's, so results differ from it by rounding only.
 template <int C>
-HEADWISE_AVX2 void AttentionHeadAvx2(size_t h, const float* q, size_t q_stride, size_t num_queries,
-                                     const float* k, size_t k_stride, const float* v,
-                                     size_t v_stride, size_t num_keys, const AttentionShape& shape,
-                                     float* out, size_t out_stride, float* scores) {
+HEADWISE_AVX2_FMA void AttentionHeadAvx2(size_t h, const float* q, size_t q_stride,
+                                         size_t num_queries, const float* k, size_t k_stride,
+                                         const float* v, size_t v_stride, size_t num_keys,
+                                         const AttentionShape& shape, float* out,
+                                         size_t out_stride, float* scores) {
   constexpr size_t hd = 8 * C;
   const float* kh = k + h * shape.kv_head_stride;
   const float* vh = v + h * shape.kv_head_stride;
@@ -37,7 +38,9 @@ HEADWISE_AVX2 void AttentionHeadAvx2(size_t h, const float* q, size_t q_stride, 
       for (int t = 0; t < 8; ++t) {
         const float* kj = kh + (j + t) * k_stride;
         a[t] = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kj));
-        for (int c = 1; c < C; ++c) a[t] = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(kj + 8 * c), a[t]);
+        for (int c = 1; c < C; ++c) {
+          a[t] = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(kj + 8 * c), a[t]);
+        }
       }
       const __m256 h01 = _mm256_hadd_ps(a[0], a[1]), h23 = _mm256_hadd_ps(a[2], a[3]);
       const __m256 h45 = _mm256_hadd_ps(a[4], a[5]), h67 = _mm256_hadd_ps(a[6], a[7]);
@@ -78,9 +81,15 @@ void AttentionHead(size_t h, const float* q, size_t q_stride, size_t num_queries
 #ifdef HEADWISE_HAVE_AVX2_PATHS
   if (CpuHasAvx2Fma()) {
     switch (hd) {
-      case 16: return AttentionHeadAvx2<2>(h, q, q_stride, num_queries, k, k_stride, v, v_stride, num_keys, shape, out, out_stride, scores);
-      case 32: return AttentionHeadAvx2<4>(h, q, q_stride, num_queries, k, k_stride, v, v_stride, num_keys, shape, out, out_stride, scores);
-      case 64: return AttentionHeadAvx2<8>(h, q, q_stride, num_queries, k, k_stride, v, v_stride, num_keys, shape, out, out_stride, scores);
+      case 16:
+        return AttentionHeadAvx2<2>(h, q, q_stride, num_queries, k, k_stride, v, v_stride,
+                                      num_keys, shape, out, out_stride, scores);
+      case 32:
+        return AttentionHeadAvx2<4>(h, q, q_stride, num_queries, k, k_stride, v, v_stride,
+                                      num_keys, shape, out, out_stride, scores);
+      case 64:
+        return AttentionHeadAvx2<8>(h, q, q_stride, num_queries, k, k_stride, v, v_stride,
+                                      num_keys, shape, out, out_stride, scores);
       default: break;
     }
   }

@@ -96,9 +96,11 @@ __attribute__((target("avx2,fma"))) void F32GemvAvx2(const F32GemvArgs& a, size_
   }
   if (o < end) {
     const float* w0 = a.w + o * k;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 acc[4];
+    for (__m256& c : acc) c = _mm256_setzero_ps();
     for (size_t m = 0; m < m8; ++m) {
-      acc[m % 4] = _mm256_fmadd_ps(_mm256_loadu_ps(x + 8 * m), _mm256_loadu_ps(w0 + 8 * m), acc[m % 4]);
+      const __m256 xv = _mm256_loadu_ps(x + 8 * m);
+      acc[m % 4] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w0 + 8 * m), acc[m % 4]);
     }
     a.y[o] = Finish(a, o, TailSum(a, w0, k8, Lanes(acc[0], acc[1], acc[2], acc[3])));
   }

@@ -1,8 +1,11 @@
 // runtime/src/kernels/vec_avx2.h: 256-bit forms of vec.h / vec_exp.h for x86 CPUs with AVX2 and
-// FMA, chosen at run time (the build targets baseline x86-64; no -march flags). Every function
-// here carries target("avx2,fma") and may only be called after CpuHasAvx2Fma() returned true.
-// ExpV8 performs ExpV4's operations in the same order on 8 lanes (no fused multiply-adds), so
-// it returns the same floats.
+// FMA, chosen at run time (the build targets baseline x86-64; no -march flags). Functions marked
+// HEADWISE_AVX2 or HEADWISE_AVX2_FMA may only be called after CpuHasAvx2Fma() returned true.
+// ExpV8 performs ExpV4's operations in the same order on 8 lanes, so it returns the same floats:
+// HEADWISE_AVX2 code is compiled without FMA, because GCC contracts a * b + c into one fused
+// multiply-add wherever the target has one (-ffp-contract=fast is its default, also with
+// -std=c++17), and the baseline build of ExpV4 has none. HEADWISE_AVX2_FMA is for kernels whose
+// contract allows other rounding (attention).
 #ifndef HEADWISE_RUNTIME_KERNELS_VEC_AVX2_H_
 #define HEADWISE_RUNTIME_KERNELS_VEC_AVX2_H_
 
@@ -14,7 +17,8 @@
 
 #include "kernels/vec.h"
 
-#define HEADWISE_AVX2 __attribute__((target("avx2,fma")))
+#define HEADWISE_AVX2 __attribute__((target("avx2")))
+#define HEADWISE_AVX2_FMA __attribute__((target("avx2,fma")))
 
 namespace headwise::kernels {
 
