@@ -59,11 +59,12 @@ def _run(cmd: List[str], log_path: str, log) -> None:
 
 
 def prune_point(args, name: str, setting: str, lam: float, log) -> bool:
-    """Trains (or resumes) one L0 point unless it is done; True when export/ exists."""
+    """Trains (or resumes) one L0 point unless it is done; True when export/ or a result
+    exists."""
     d = os.path.join(args.root, name)
     export = os.path.join(d, "export")
-    if os.path.isdir(export):
-        return True
+    if os.path.isdir(export) or os.path.isfile(os.path.join(d, "eval.json")):
+        return True  # trained, or scored from elsewhere (a --reference checkpoint)
     if args.no_train:
         return False
     os.makedirs(d, exist_ok=True)

@@ -30,12 +30,18 @@ stop. Run from the repository root, one training process per core at most.
       --adopt all-0.015=work/runs/en-de-prune:models/en-de/checkpoint \\
       --scratch scratch-shipped=models/en-de/sweep/shipped-layout.spec --base-run work/runs/en-de-base \\
       --reference base=models/en-de/base-checkpoint --reference start=work/prune-start/ckpt-1100.pt
-    # the 100-step series (what ran this session: work/sweep/queue2.sh) and its controls,
-    # the step-100 checkpoints of the lambda-0 and the shipped run
+    # the 100-step series (what ran this session: work/sweep/queue2.sh, queue3.sh): first the
+    # step-100 checkpoints of the lambda-0 and the shipped run, then the runs
+    trainer/headwise-train sweep runs --root work/sweep/en-de --data work/corpus-de \\
+      --vocab work/vocab-de --threads 1 --lambdas "" \\
+      --reference all-0-s100=work/sweep/en-de/all-0/run/ckpt-100.pt \\
+      --reference all-0.015-s100=work/runs/en-de-prune/ckpt-100.pt
     trainer/headwise-train sweep runs --root work/sweep/en-de --from work/prune-start/ckpt-1100.pt \\
       --data work/corpus-de --vocab work/vocab-de --threads 1 --steps 100 --suffix s100 \\
-      --lambdas 0.005,0.015,0.04,0.1 --reference all-0-s100=work/sweep/en-de/all-0/run/ckpt-100.pt \\
-      --reference all-0.015-s100=work/runs/en-de-prune/ckpt-100.pt
+      --settings enc --lambdas 0,0.002,0.005,0.015,0.04
+    trainer/headwise-train sweep runs --root work/sweep/en-de --from work/prune-start/ckpt-1100.pt \\
+      --data work/corpus-de --vocab work/vocab-de --threads 1 --steps 100 --suffix s100 \\
+      --settings all --lambdas 0.005,0.04
     # rank pruning of the base by the analysis' scores, no fine-tuning
     trainer/headwise-train sweep rank --root work/sweep/en-de --data work/corpus-de \\
       --analysis models/en-de/base-checkpoint/analysis.json --model models/en-de/base-checkpoint
