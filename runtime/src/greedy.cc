@@ -1,6 +1,7 @@
 // Greedy search: argmax each step (lowest id on ties) until EOS or the maximum length. Each
 // sentence owns cache slot s; finished sentences drop out of the rows of later steps.
 #include "decoder.h"
+#include "kernels/softmax.h"
 #include "search.h"
 
 namespace headwise {
@@ -32,8 +33,7 @@ Status RunGreedy(Translator::Impl& t, size_t batch, const SearchOptions& options
       float* x = b.logits + r * V;
       float max = 0.0f;
       const float log_sum = MaskPadAndLogSumExp(t, x, &max);
-      size_t best = 0;
-      while (best + 1 < V && !(x[best] == max)) ++best;  // first id reaching the maximum
+      const size_t best = kernels::FirstIndexOf(x, V, max);  // lowest id reaching the maximum
       b.slot_score[s] += (x[best] - max) - log_sum;
       int32_t* ids = b.slot_ids + s * T;
       if (static_cast<int32_t>(best) == dims.eos_id) {

@@ -104,6 +104,18 @@ TEST_P(KernelSizes, ExpIsAccurateAndMasksMinusInfinity) {
   }
 }
 
+TEST_P(KernelSizes, FirstIndexOfFindsTheLowestMatch) {
+  const size_t n = GetParam();
+  std::vector<float> x = Random(n, 31);
+  for (size_t at = 0; at < n; ++at) {
+    std::vector<float> y = x;
+    y[at] = 100.0f;
+    if (at + 3 < n) y[at + 3] = 100.0f;  // a later tie does not count
+    EXPECT_EQ(kernels::FirstIndexOf(y.data(), n, 100.0f), at) << "n " << n;
+  }
+  EXPECT_EQ(kernels::FirstIndexOf(x.data(), n, 1000.0f), n - 1) << "absent: the last index";
+}
+
 TEST_P(KernelSizes, ActivationsMatchReference) {
   const size_t n = GetParam();
   const std::vector<float> x0 = Random(n, 12, -10.0f, 10.0f);

@@ -7,6 +7,10 @@
 #include "kernels/vec_exp.h"
 #include "kernels/vec_avx2.h"
 
+#ifdef HEADWISE_HAVE_AVX2_PATHS
+#include <immintrin.h>
+#endif
+
 namespace headwise::kernels {
 namespace {
 
@@ -76,6 +80,19 @@ HEADWISE_AVX2 void SoftmaxInPlaceAvx2(float* x, size_t n, float m) {
   for (; j < n; ++j) x[j] *= inv;
 }
 
+HEADWISE_AVX2 size_t FirstIndexOfAvx2(const float* x, size_t n, float value) {
+  const __m256 v = _mm256_set1_ps(value);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const int mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), v, _CMP_EQ_OQ));
+    if (mask != 0) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+  }
+  for (; i < n; ++i) {
+    if (x[i] == value) return i;
+  }
+  return n - 1;
+}
+
 HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) {
   V8 acc = {};
   size_t i = 0;
@@ -90,6 +107,15 @@ HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) {
 #endif
 
 }  // namespace
+
+size_t FirstIndexOf(const float* x, size_t n, float value) {
+#ifdef HEADWISE_HAVE_AVX2_PATHS
+  if (CpuHasAvx2Fma()) return FirstIndexOfAvx2(x, n, value);
+#endif
+  size_t i = 0;
+  while (i + 1 < n && !(x[i] == value)) ++i;
+  return i;
+}
 
 void ExpInPlace(float* x, size_t n) {
 #ifdef HEADWISE_HAVE_AVX2_PATHS

@@ -19,6 +19,10 @@ struct LogSoftmaxNorm {
 // n > 0 values, at least one finite; -inf entries contribute nothing.
 LogSoftmaxNorm LogSoftmaxNormalizer(const float* x, size_t n);
 
+// The first i < n with x[i] == value, or n - 1 when there is none (n > 0): greedy's argmax
+// (lowest id on ties) once the maximum is known.
+size_t FirstIndexOf(const float* x, size_t n, float value);
+
 // exp(x) for every element, in place; accurate to a few ulp over the float range; vectorises.
 void ExpInPlace(float* x, size_t n);
 
