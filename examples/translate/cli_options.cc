@@ -36,6 +36,11 @@ Options:
                           a failed line: {"line": 2, "input": "...",
                                           "error": {"code": "INVALID_UTF8", "message": "..."}}
   --no-verify             skip the model checksum (faster load; structure is still checked)
+  --fp16 MODE             fp16 arithmetic for fp16 models: auto (default: where the CPU has
+                          it, aarch64 with ARMv8.2 FP16), off (always F32), require (no
+                          translator, exit 3, where it is not available)
+  --verbose               print the compute precision and why to standard error, e.g.
+                          "headwise-translate: precision f16: the CPU has fp16 arithmetic ..."
   -h, --help              print this help and exit
   --version               print the version and exit
   --                      end of options: every later argument is a TEXT
@@ -96,6 +101,7 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
     if (arg == "--version") { o->version = true; continue; }
     if (arg == "--json") { o->json = true; continue; }
     if (arg == "--no-verify") { o->verify = false; continue; }
+    if (arg == "--verbose") { o->verbose = true; continue; }
 
     // Flags with a value: "--flag VALUE" or "--flag=VALUE".
     std::string name = arg;
@@ -108,7 +114,7 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
     }
     static const char* const kValued[] = {"-m", "--model", "--beam", "--nbest", "--max-len",
                                           "--max-input-len", "--length-penalty", "--threads",
-                                          "--batch"};
+                                          "--batch", "--fp16"};
     bool known = false;
     for (const char* k : kValued) known = known || name == k;
     if (!known) {
@@ -143,6 +149,9 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
       if (!ParseInt(value, 1, 1024, &o->threads)) return bad("an integer in [1, 1024]");
     } else if (name == "--batch") {
       if (!ParseInt(value, 1, 65536, &o->batch)) return bad("an integer in [1, 65536]");
+    } else if (name == "--fp16") {
+      if (value != "auto" && value != "off" && value != "require") return bad("auto, off or require");
+      o->fp16 = value;
     }
   }
   if (o->help || o->version) return true;

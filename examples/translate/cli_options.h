@@ -26,6 +26,8 @@ struct CliOptions {
   int batch = 8;
   bool json = false;
   bool verify = true;
+  std::string fp16 = "auto";  // --fp16 auto|off|require (TranslatorLimits::fp16_compute)
+  bool verbose = false;       // --verbose: the compute precision and why, on standard error
   bool help = false;
   bool version = false;
   std::vector<std::string> texts;  // empty: read stdin

@@ -101,6 +101,9 @@ int Run(const CliOptions& o) {
   limits.num_threads = o.threads;
   limits.max_source_tokens = o.max_input_len > 0 ? o.max_input_len : std::min(kDefaultTokens, positions);
   limits.max_target_tokens = o.max_len > 0 ? o.max_len : std::min(kDefaultTokens, positions);
+  limits.fp16_compute = o.fp16 == "off"       ? Fp16Compute::kOff
+                        : o.fp16 == "require" ? Fp16Compute::kRequire
+                                              : Fp16Compute::kAuto;
   auto translator = Translator::Create(*model, limits);
   if (!translator.ok()) {
     const ErrorCode code = translator.status().code();
@@ -108,6 +111,10 @@ int Run(const CliOptions& o) {
     // Limits the model cannot serve (e.g. --max-len over its positions) are the user's to fix.
     return code == ErrorCode::kInvalidArgument || code == ErrorCode::kLimitExceeded ? kExitUsage
                                                                                      : kExitModel;
+  }
+
+  if (o.verbose) {
+    PrintError(std::string("precision ") + (*translator)->precision_note());
   }
 
   SearchOptions search;

@@ -73,7 +73,17 @@ typedef struct hw_translator_params {
   int max_beam;            /* default 4 */
   int num_threads;         /* default 1 */
   size_t max_memory_bytes; /* default 0 = no cap */
+  int fp16_compute;        /* HW_FP16_AUTO (default), HW_FP16_OFF or HW_FP16_REQUIRE */
 } hw_translator_params;
+
+/* fp16 arithmetic for models with F16 weights (headwise.hpp, Fp16Compute): AUTO uses it on
+ * aarch64 CPUs with ARMv8.2 FP16 arithmetic and falls back to F32 elsewhere; OFF always F32;
+ * REQUIRE makes hw_translator_create fail (HW_ERR_BACKEND: no fp16 arithmetic here;
+ * HW_ERR_INVALID_ARGUMENT: the model has no F16 weights). Same values as headwise::Fp16Compute. */
+enum { HW_FP16_AUTO = 0, HW_FP16_OFF = 1, HW_FP16_REQUIRE = 2 };
+
+/* What a translator's matrix products compute in. Same values as headwise::MatmulPrecision. */
+typedef enum hw_precision { HW_PRECISION_F32 = 0, HW_PRECISION_F16 = 1, HW_PRECISION_INT8 = 2 } hw_precision;
 
 typedef struct hw_search_params {
   int beam_size;        /* default 1 (greedy) */
@@ -101,6 +111,13 @@ int hw_model_vocab_size(const hw_model* model);
 hw_status hw_translator_create(const hw_model* model, const hw_translator_params* params,
                                hw_translator** out_translator);
 void hw_translator_free(hw_translator* translator);
+/* HW_PRECISION_F32 for NULL. */
+hw_precision hw_translator_precision(const hw_translator* translator);
+/* "f32", "f16" or "int8"; never NULL. */
+const char* hw_precision_name(hw_precision precision);
+/* One line on why the translator computes in that precision; "" for NULL. Owned by the
+ * translator. */
+const char* hw_translator_precision_note(const hw_translator* translator);
 
 /* Text path: translates n UTF-8 lines. *out_result is owned by the caller (hw_result_free). */
 hw_status hw_translate(hw_translator* translator, const char* const* texts, size_t n,

@@ -127,6 +127,38 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
+// Whether a Translator runs the matrix products of an fp16 model (headwise-convert --weights
+// fp16) in fp16 arithmetic. Only matrices stored F16 are affected; F32 and I8 matrices run as
+// always.
+//   - fp16 arithmetic is used only on aarch64 CPUs with ARMv8.2 FP16 arithmetic (FEAT_FP16:
+//     Cortex-A55/A75/A76 and later, e.g. Raspberry Pi 5; not the Pi 3's A53 or the Pi 4's
+//     A72), detected at Create (cpuinfo's cpuinfo_has_arm_neon_fp16_arith() and a small
+//     XNNPACK f16 operator that must create). Never on x86 (XNNPACK would emulate it, slower
+//     than F32) or 32-bit ARM (Debian's 2022 XNNPACK has no aarch32 fp16 arithmetic kernels).
+//   - The fp16 path: each linear layer runs on XNNPACK's f16 fully-connected operator (weights
+//     packed from the file's F16 values, half the memory of the widened F32 copy; fp16
+//     products and sums), its F32 input narrowed to F16 and its output widened back, so the
+//     residual stream, LayerNorm, attention, softmax and the search stay F32. Logits then
+//     differ from the F32 path by about 1% of their range (tests/runtime/fp16_compute_test.cc
+//     and tests/e2e state the measured bounds); greedy and beam outputs may differ where the
+//     top candidates are that close.
+//   - The fallback path widens F16 matrices to F32 at Create and computes in F32.
+enum class Fp16Compute {
+  kAuto = 0,     // fp16 arithmetic where the CPU has it, else the F32 fallback (default)
+  kOff = 1,      // always the F32 fallback
+  kRequire = 2,  // fp16 arithmetic, or Create fails: kBackend when the CPU (or the build's
+                 // architecture) lacks it, kInvalidArgument when the model has no F16 matrix
+};
+
+// What a Translator's matrix products compute in (Translator::matmul_precision).
+enum class MatmulPrecision {
+  kF32 = 0,   // F32 weights, or F16/I8 weights widened to F32
+  kF16 = 1,   // the fp16 path above is on for the model's F16 matrices
+  kInt8 = 2,  // the model's I8 matrices run the int8 kernel (activations quantized per row)
+};
+// "f32", "f16" or "int8".
+const char* MatmulPrecisionName(MatmulPrecision precision);
+
 // Declared limits; all activation memory of a Translator is planned from them at Create.
 struct TranslatorLimits {
   int max_batch = 8;            // sentences per call
@@ -137,6 +169,9 @@ struct TranslatorLimits {
   // Upper bound on the arena plus scratch; 0 = no cap. Create fails with kLimitExceeded, naming
   // the bytes needed, when the plan is larger.
   size_t max_memory_bytes = 0;
+  // fp16 arithmetic for models with F16 weights (see Fp16Compute). With kF16 the arena also
+  // holds the F16 copies of one operator's input and output rows.
+  Fp16Compute fp16_compute = Fp16Compute::kAuto;
 };
 
 struct SearchOptions {
@@ -171,7 +206,9 @@ class Translator {
  public:
   // Creates the XNNPACK operators (packing the weights) and the thread pool, and plans the
   // arena. Errors: kInvalidArgument (a limit < 1, or max_source_tokens/max_target_tokens over
-  // max_position_embeddings), kLimitExceeded (max_memory_bytes), kOutOfMemory, kBackend.
+  // max_position_embeddings, an fp16_compute value outside the enum, kRequire for a model
+  // without F16 matrices), kLimitExceeded (max_memory_bytes), kOutOfMemory, kBackend (also
+  // fp16_compute = kRequire on a CPU without fp16 arithmetic, naming what was missing).
   static Result<std::unique_ptr<Translator>> Create(std::shared_ptr<const Model> model,
                                                     const TranslatorLimits& limits);
   ~Translator();
@@ -205,6 +242,11 @@ class Translator {
   const std::shared_ptr<const Model>& model() const;
   // Bytes of the planned activation arena (and scratch) of this Translator.
   size_t arena_bytes() const;
+  // What the matrix products compute in, decided at Create from the model's weight types,
+  // limits().fp16_compute and the CPU. precision_note() says why in one line, e.g. "f32: the
+  // CPU has no fp16 arithmetic (cpuinfo: no ARMv8.2 FP16 arithmetic); F16 weights widened".
+  MatmulPrecision matmul_precision() const;
+  const std::string& precision_note() const;
 
   struct Impl;  // runtime-private
 

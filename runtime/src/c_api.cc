@@ -113,6 +113,7 @@ hw_translator_params hw_translator_default_params(void) {
   p.max_beam = d.max_beam;
   p.num_threads = d.num_threads;
   p.max_memory_bytes = d.max_memory_bytes;
+  p.fp16_compute = static_cast<int>(d.fp16_compute);
   return p;
 }
 
@@ -167,6 +168,8 @@ hw_status hw_translator_create(const hw_model* model, const hw_translator_params
     limits.max_beam = params->max_beam;
     limits.num_threads = params->num_threads;
     limits.max_memory_bytes = params->max_memory_bytes;
+    // Out-of-range values reach Translator::Create, which names them (kInvalidArgument).
+    limits.fp16_compute = static_cast<headwise::Fp16Compute>(params->fp16_compute);
     auto created = headwise::Translator::Create(model->model, limits);
     if (!created.ok()) return Fail(created.status());
     auto t = std::make_unique<hw_translator>();
@@ -178,6 +181,26 @@ hw_status hw_translator_create(const hw_model* model, const hw_translator_params
 }
 
 void hw_translator_free(hw_translator* translator) { delete translator; }
+
+static_assert(HW_FP16_REQUIRE == static_cast<int>(headwise::Fp16Compute::kRequire) &&
+                  HW_FP16_OFF == static_cast<int>(headwise::Fp16Compute::kOff),
+              "hw_translator_params.fp16_compute values are headwise::Fp16Compute's");
+static_assert(HW_PRECISION_INT8 == static_cast<int>(headwise::MatmulPrecision::kInt8) &&
+                  HW_PRECISION_F16 == static_cast<int>(headwise::MatmulPrecision::kF16),
+              "hw_precision values are headwise::MatmulPrecision's");
+
+hw_precision hw_translator_precision(const hw_translator* translator) {
+  if (translator == nullptr) return HW_PRECISION_F32;
+  return static_cast<hw_precision>(translator->translator->matmul_precision());
+}
+
+const char* hw_precision_name(hw_precision precision) {
+  return headwise::MatmulPrecisionName(static_cast<headwise::MatmulPrecision>(precision));
+}
+
+const char* hw_translator_precision_note(const hw_translator* translator) {
+  return translator == nullptr ? "" : translator->translator->precision_note().c_str();
+}
 
 hw_status hw_translate(hw_translator* translator, const char* const* texts, size_t n,
                        const hw_search_params* params, hw_result** out_result) {

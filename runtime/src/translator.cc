@@ -52,12 +52,53 @@ FcParams ClampFor(ActivationKind a) {
   return p;
 }
 
+// Decides t.precision (and its note) from the model's weight types, limits.fp16_compute and
+// the CPU. Errors: kRequire that cannot be honoured.
+Status ChoosePrecision(Translator::Impl& t) {
+  const Fp16Compute mode = t.limits.fp16_compute;
+  if (mode != Fp16Compute::kAuto && mode != Fp16Compute::kOff && mode != Fp16Compute::kRequire) {
+    return InvalidArgument("TranslatorLimits.fp16_compute: expected kAuto (0), kOff (1) or kRequire (2), found " +
+                           std::to_string(static_cast<int>(mode)));
+  }
+  const bool f16 = HasF16Matrices(*t.m);
+  const bool i8 = HasInt8Weights(*t.m);
+  t.precision = i8 ? MatmulPrecision::kInt8 : MatmulPrecision::kF32;
+  if (!f16) {
+    if (mode == Fp16Compute::kRequire) {
+      return InvalidArgument(
+          "TranslatorLimits.fp16_compute = kRequire: the model has no F16 weight matrices "
+          "(convert it with headwise-convert --weights fp16)");
+    }
+    t.precision_note = i8 ? "int8: the model's I8 matrices run the int8 kernel"
+                          : "f32: the model's weights are F32";
+    return Status::Ok();
+  }
+  if (mode == Fp16Compute::kOff) {
+    t.precision_note = "f32: fp16_compute is off; F16 weights widened to F32";
+    return Status::Ok();
+  }
+  const Fp16Support& cpu = DetectFp16Arithmetic();
+  if (!cpu.available) {
+    if (mode == Fp16Compute::kRequire) {
+      return BackendError("TranslatorLimits.fp16_compute = kRequire: no fp16 arithmetic here: " +
+                          cpu.reason + "; use kAuto to fall back to F32");
+    }
+    t.precision_note = "f32: " + cpu.reason + "; F16 weights widened to F32";
+    return Status::Ok();
+  }
+  t.precision = MatmulPrecision::kF16;
+  t.precision_note = "f16: " + cpu.reason + "; F16 matrices run XNNPACK's f16 operators";
+  return Status::Ok();
+}
+
 Status CreateOperators(Translator::Impl& t) {
   const Model::Impl& m = *t.m;
   FcParams plain;
   plain.int8_scratch = &t.buf.int8;
+  if (t.precision == MatmulPrecision::kF16) plain.f16_scratch = &t.buf.f16;
   FcParams ffn1 = ClampFor(m.dims.activation);
-  ffn1.int8_scratch = &t.buf.int8;
+  ffn1.int8_scratch = plain.int8_scratch;
+  ffn1.f16_scratch = plain.f16_scratch;
   for (size_t l = 0; l < m.encoder_layers.size(); ++l) {
     const EncoderLayerWeights& w = m.encoder_layers[l];
     const std::string name = "encoder layer " + std::to_string(l) + " ";
@@ -116,9 +157,12 @@ Result<std::unique_ptr<Translator::Impl>> CreateTranslatorImpl(std::shared_ptr<c
   const ModelDims& dims = impl->m->dims;
   HW_RETURN_IF_ERROR(CheckLimits(limits, dims));
   impl->hyps_per_sentence = 3 * static_cast<size_t>(limits.max_beam);
+  HW_RETURN_IF_ERROR(InitXnnpack());
+  HW_RETURN_IF_ERROR(ChoosePrecision(*impl));
+  const bool f16 = impl->precision == MatmulPrecision::kF16;
 
   ArenaCarver measure;
-  LayoutBuffers(*impl->m, limits, impl->hyps_per_sentence, measure, &impl->buf);
+  LayoutBuffers(*impl->m, limits, impl->hyps_per_sentence, f16, measure, &impl->buf);
   if (measure.overflowed()) {
     return Status(ErrorCode::kLimitExceeded,
                   "the activation memory these TranslatorLimits need does not fit in size_t");
@@ -132,12 +176,11 @@ Result<std::unique_ptr<Translator::Impl>> CreateTranslatorImpl(std::shared_ptr<c
   }
   HW_ASSIGN_OR_RETURN(impl->arena, Arena::Allocate(bytes));
   ArenaCarver carve(impl->arena.data());
-  LayoutBuffers(*impl->m, limits, impl->hyps_per_sentence, carve, &impl->buf);
+  LayoutBuffers(*impl->m, limits, impl->hyps_per_sentence, f16, carve, &impl->buf);
   kernels::SinusoidalPositions(
       static_cast<size_t>(std::max(limits.max_source_tokens, limits.max_target_tokens)),
       static_cast<size_t>(dims.d_model), impl->buf.positions);
 
-  HW_RETURN_IF_ERROR(InitXnnpack());
   HW_ASSIGN_OR_RETURN(impl->pool, ThreadPool::Create(limits.num_threads));
   HW_RETURN_IF_ERROR(CreateOperators(*impl));
   return impl;
@@ -155,5 +198,16 @@ Translator::~Translator() = default;
 const TranslatorLimits& Translator::limits() const { return impl_->limits; }
 const std::shared_ptr<const Model>& Translator::model() const { return impl_->model; }
 size_t Translator::arena_bytes() const { return impl_->arena.size(); }
+MatmulPrecision Translator::matmul_precision() const { return impl_->precision; }
+const std::string& Translator::precision_note() const { return impl_->precision_note; }
+
+const char* MatmulPrecisionName(MatmulPrecision precision) {
+  switch (precision) {
+    case MatmulPrecision::kF32: return "f32";
+    case MatmulPrecision::kF16: return "f16";
+    case MatmulPrecision::kInt8: return "int8";
+  }
+  return "f32";
+}
 
 }  // namespace headwise

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "arena.h"
@@ -90,6 +91,8 @@ struct Buffers {
   // Quantized input rows of the int8 operators ([max(N, R), widest input]); empty unless the
   // model has I8 weights.
   Int8Scratch int8;
+  // F16 copies of one operator's input and output rows; empty unless the f16 path is on.
+  F16Scratch f16;
 
   // Source layout of the current call.
   int32_t* src_offset = nullptr;  // [B] first packed row of each sentence
@@ -132,6 +135,10 @@ struct Translator::Impl {
   std::vector<EncoderLayerOps> encoder_ops;
   std::vector<DecoderLayerOps> decoder_ops;
   FullyConnected lm_head;  // d -> V with final_logits_bias
+
+  // Decided at Create (translator.cc): the f16 path is on when `precision` is kF16.
+  MatmulPrecision precision = MatmulPrecision::kF32;
+  std::string precision_note;
 
   Arena arena;
   Buffers buf;

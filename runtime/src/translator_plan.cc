@@ -6,28 +6,32 @@ namespace headwise {
 
 namespace {
 
-bool IsI8(const WeightView& w) { return w.dtype == WeightType::kI8; }
+bool Is(const WeightView& w, WeightType t) { return w.dtype == t; }
 
-bool IsI8(const AttentionWeights& a) {
-  return IsI8(a.q_w) || IsI8(a.k_w) || IsI8(a.v_w) || IsI8(a.out_w);
+bool Is(const AttentionWeights& a, WeightType t) {
+  return Is(a.q_w, t) || Is(a.k_w, t) || Is(a.v_w, t) || Is(a.out_w, t);
 }
 
-// Any I8 matrix (a file may mix dtypes): the int8 operators need the scratch.
-bool HasInt8Weights(const Model::Impl& model) {
-  bool any = IsI8(model.lm_head);
+// Any operator matrix of type t (a file may mix dtypes).
+bool HasMatrices(const Model::Impl& model, WeightType t) {
+  bool any = Is(model.lm_head, t);
   for (const EncoderLayerWeights& l : model.encoder_layers) {
-    any = any || IsI8(l.self_attn) || IsI8(l.ffn.fc1_w) || IsI8(l.ffn.fc2_w);
+    any = any || Is(l.self_attn, t) || Is(l.ffn.fc1_w, t) || Is(l.ffn.fc2_w, t);
   }
   for (const DecoderLayerWeights& l : model.decoder_layers) {
-    any = any || IsI8(l.self_attn) || IsI8(l.cross_attn) || IsI8(l.ffn.fc1_w) || IsI8(l.ffn.fc2_w);
+    any = any || Is(l.self_attn, t) || Is(l.cross_attn, t) || Is(l.ffn.fc1_w, t) ||
+          Is(l.ffn.fc2_w, t);
   }
   return any;
 }
 
 }  // namespace
 
+bool HasF16Matrices(const Model::Impl& model) { return HasMatrices(model, WeightType::kF16); }
+bool HasInt8Weights(const Model::Impl& model) { return HasMatrices(model, WeightType::kI8); }
+
 void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
-                   size_t hyps_per_sentence, ArenaCarver& c, Buffers* buf) {
+                   size_t hyps_per_sentence, bool f16_compute, ArenaCarver& c, Buffers* buf) {
   const ModelDims& dims = model.dims;
   const size_t B = static_cast<size_t>(limits.max_batch);
   const size_t S = static_cast<size_t>(limits.max_source_tokens);
@@ -82,6 +86,20 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
     buf->int8.max_cols = widest;
     buf->int8.q = c.Take<int8_t>({buf->int8.max_rows, widest});
     buf->int8.scale = c.Take<float>({buf->int8.max_rows});
+  }
+  if (f16_compute) {
+    // Every operator's input and output rows (translator.cc creates them): the encoder's and
+    // cross_kv run on N packed source rows, the decoder's and lm_head on R rows.
+    const size_t enc_ffn = static_cast<size_t>(dims.encoder_ffn_dim);
+    const size_t dec_ffn = static_cast<size_t>(dims.decoder_ffn_dim);
+    const size_t enc_in = std::max({d, enc_inner, enc_ffn});
+    const size_t enc_out = std::max({3 * enc_inner, d, enc_ffn, 2 * cross_max});
+    const size_t dec_in = std::max({d, dec_inner, dec_ffn});
+    const size_t dec_out = std::max({3 * dec_inner, d, dec_ffn, V});
+    buf->f16.in_elements = std::max(N * enc_in, R * dec_in);
+    buf->f16.out_elements = std::max(N * enc_out, R * dec_out);
+    buf->f16.in = c.Take<uint16_t>({buf->f16.in_elements});
+    buf->f16.out = c.Take<uint16_t>({buf->f16.out_elements});
   }
   buf->src_offset = c.Take<int32_t>({B});
   buf->src_len = c.Take<int32_t>({B});

@@ -11,9 +11,16 @@
 namespace headwise {
 
 // Takes every buffer of `buf` from `carver` (see arena.h: run once to measure, once to carve).
-// `hyps_per_sentence` is H of translator_impl.h.
+// `hyps_per_sentence` is H of translator_impl.h. `f16_compute`: F16 matrices run the f16 path
+// (xnn_ops.h), which needs buf->f16.
 void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
-                   size_t hyps_per_sentence, ArenaCarver& carver, Buffers* buf);
+                   size_t hyps_per_sentence, bool f16_compute, ArenaCarver& carver, Buffers* buf);
+
+// Whether any weight matrix of the model is stored F16 (embeddings excluded: they are read by
+// our own gather, never by an operator).
+bool HasF16Matrices(const Model::Impl& model);
+// Whether any weight matrix the operators read is stored I8.
+bool HasInt8Weights(const Model::Impl& model);
 
 }  // namespace headwise
 

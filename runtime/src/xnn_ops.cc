@@ -1,9 +1,11 @@
 #include "xnn_ops.h"
 
+#include <cpuinfo.h>
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -70,15 +72,53 @@ void WidenRows(const WeightView& w, float* out) {
   }
 }
 
-namespace {
-
-}  // namespace
-
 Status InitXnnpack() {
   static std::once_flag once;
   static xnn_status status = xnn_status_uninitialized;
   std::call_once(once, [] { status = xnn_initialize(nullptr); });
   return FromXnn(status, "xnn_initialize");
+}
+
+namespace {
+
+Fp16Support Detect() {
+  Fp16Support s;
+#if defined(__aarch64__)
+  // xnn_initialize initialised cpuinfo; calling it again is a cheap no-op.
+  if (!cpuinfo_initialize()) {
+    s.reason = "cpuinfo_initialize failed";
+    return s;
+  }
+  if (!cpuinfo_has_arm_neon_fp16_arith()) {
+    s.reason = "the CPU has no fp16 arithmetic (cpuinfo: no ARMv8.2 FP16 arithmetic)";
+    return s;
+  }
+  // XNNPACK decides on its own CPU tables; its answer is the one that counts.
+  const uint16_t one = 0x3c00, zero = 0;
+  xnn_operator_t op = nullptr;
+  const xnn_status st = xnn_create_fully_connected_nc_f16(1, 1, 1, 1, &one, &zero, -INFINITY,
+                                                          INFINITY, 0, &op);
+  if (op != nullptr) xnn_delete_operator(op);
+  if (st != xnn_status_success) {
+    s.reason = std::string("cpuinfo reports fp16 arithmetic but XNNPACK's f16 operator returned ") +
+               XnnStatusName(st);
+    return s;
+  }
+  s.available = true;
+  s.reason = "the CPU has fp16 arithmetic (ARMv8.2 FP16) and XNNPACK f16 kernels";
+#elif defined(__arm__)
+  s.reason = "32-bit ARM: Debian's 2022 XNNPACK has no aarch32 fp16 arithmetic kernels";
+#else
+  s.reason = "not an ARM CPU: XNNPACK would emulate fp16 arithmetic, slower than F32";
+#endif
+  return s;
+}
+
+}  // namespace
+
+const Fp16Support& DetectFp16Arithmetic() {
+  static const Fp16Support support = Detect();
+  return support;
 }
 
 Result<ThreadPool> ThreadPool::Create(int num_threads) {
@@ -139,11 +179,21 @@ Result<FullyConnected> FullyConnected::Create(const FcPart* parts, size_t num_pa
     HW_RETURN_IF_ERROR(fc.CreateInt8(parts, num_parts, params));
     return fc;
   }
+  bool all_f16 = params.f16_scratch != nullptr;
+  for (size_t i = 0; i < num_parts; ++i) all_f16 = all_f16 && parts[i].weight.dtype == WeightType::kF16;
+  if (all_f16) {
+    FullyConnected fc;
+    fc.in_ = in;
+    fc.out_ = out;
+    fc.name_ = std::move(name);
+    HW_RETURN_IF_ERROR(fc.CreateF16(parts, num_parts, params));
+    return fc;
+  }
   // XNNPACK packs the weights into its own F32 buffer at creation, so a fused operator, or one
   // of F16 / I8 weights widened here, is created from a temporary F32 copy; a single F32 part
-  // is passed in place. (Debian's 2022 XNNPACK has an F16 fully-connected operator, but on
-  // x86 it ran 4x slower than F32 for a 1 x 256 -> 1024 product and takes F16 activations;
-  // F16 is a storage format here.)
+  // is passed in place. (F16 parts reach here when the f16 path is off: on x86 Debian's 2022
+  // XNNPACK emulates fp16 and its f16 fully-connected ran 4x slower than F32, and CPUs without
+  // ARMv8.2 FP16 have no f16 kernels at all; DetectFp16Arithmetic decides.)
   std::vector<float> kernel, bias;
   const float* k = parts[0].weight.f32();
   const float* b = parts[0].bias.f32();
@@ -187,14 +237,20 @@ FullyConnected::FullyConnected(FullyConnected&& other) noexcept
       out_min_(other.out_min_),
       out_max_(other.out_max_),
       op_(std::exchange(other.op_, nullptr)),
+      to_f16_(std::exchange(other.to_f16_, nullptr)),
+      from_f16_(std::exchange(other.from_f16_, nullptr)),
+      f16_(std::exchange(other.f16_, nullptr)),
       in_(other.in_),
       out_(other.out_),
       name_(std::move(other.name_)) {}
 
 FullyConnected& FullyConnected::operator=(FullyConnected&& other) noexcept {
   if (this != &other) {
-    if (op_ != nullptr) xnn_delete_operator(op_);
+    Reset();
     op_ = std::exchange(other.op_, nullptr);
+    to_f16_ = std::exchange(other.to_f16_, nullptr);
+    from_f16_ = std::exchange(other.from_f16_, nullptr);
+    f16_ = std::exchange(other.f16_, nullptr);
     int8_ = std::move(other.int8_);
     gemv_parts_ = std::move(other.gemv_parts_);
     out_min_ = other.out_min_;
@@ -206,8 +262,65 @@ FullyConnected& FullyConnected::operator=(FullyConnected&& other) noexcept {
   return *this;
 }
 
-FullyConnected::~FullyConnected() {
-  if (op_ != nullptr) xnn_delete_operator(op_);
+FullyConnected::~FullyConnected() { Reset(); }
+
+void FullyConnected::Reset() {
+  for (xnn_operator** op : {&op_, &to_f16_, &from_f16_}) {
+    if (*op != nullptr) xnn_delete_operator(*op);
+    *op = nullptr;
+  }
+  f16_ = nullptr;
+}
+
+Status FullyConnected::CreateF16(const FcPart* parts, size_t num_parts, const FcParams& params) {
+  const F16Scratch* scratch = params.f16_scratch;
+  // Weights: a single part is read in place from the model (XNNPACK packs it into its own F16
+  // buffer, half the size of the F32 path's), fused parts are stacked into a temporary F16
+  // copy. Biases are F32 in the file and narrowed here (the f16 operator adds an F16 bias).
+  std::vector<uint16_t> kernel, bias(out_);
+  const uint16_t* k = parts[0].weight.f16();
+  if (num_parts > 1) kernel.resize(out_ * in_);
+  size_t row = 0;
+  for (size_t i = 0; i < num_parts; ++i) {
+    const FcPart& p = parts[i];
+    if (num_parts > 1) std::memcpy(kernel.data() + row * in_, p.weight.f16(), p.weight.elements() * 2);
+    for (size_t r = 0; r < p.weight.rows; ++r) bias[row + r] = FloatToF16(p.bias.f32()[r]);
+    row += p.weight.rows;
+  }
+  if (num_parts > 1) k = kernel.data();
+  const std::string shape = " [" + std::to_string(out_) + " x " + std::to_string(in_) + "]";
+  const size_t in_stride = params.input_stride != 0 ? params.input_stride : in_;
+  const size_t out_stride = params.output_stride != 0 ? params.output_stride : out_;
+  xnn_status s = xnn_create_fully_connected_nc_f16(in_, out_, in_, out_, k, bias.data(),
+                                                   params.output_min, params.output_max,
+                                                   /*flags=*/XNN_FLAG_YIELD_WORKERS, &op_);
+  HW_RETURN_IF_ERROR(FromXnn(s, "creating " + name_ + shape + " (f16)"));
+  s = xnn_create_convert_nc_f32_f16(in_, in_stride, in_, /*flags=*/0, &to_f16_);
+  HW_RETURN_IF_ERROR(FromXnn(s, "creating " + name_ + " input conversion to f16"));
+  s = xnn_create_convert_nc_f16_f32(out_, out_, out_stride, /*flags=*/0, &from_f16_);
+  HW_RETURN_IF_ERROR(FromXnn(s, "creating " + name_ + " output conversion from f16"));
+  f16_ = scratch;
+  return Status::Ok();
+}
+
+Status FullyConnected::RunF16(size_t rows, const float* x, float* y, pthreadpool* pool) const {
+  if (rows * in_ > f16_->in_elements || rows * out_ > f16_->out_elements) {
+    return InternalError(name_ + ": " + std::to_string(rows) + " rows exceed the f16 scratch");
+  }
+  if (rows * in_ * out_ < kMinParallelMacs) pool = nullptr;
+  // The conversions are O(rows * channels) against the product's O(rows * in * out); they stay
+  // on the calling thread unless the product itself is parallel.
+  xnn_status s = xnn_setup_convert_nc_f32_f16(to_f16_, rows, x, f16_->in, pool);
+  if (s == xnn_status_success) s = xnn_run_operator(to_f16_, pool);
+  if (s != xnn_status_success) return FromXnn(s, "converting the input of " + name_ + " to f16");
+  s = xnn_setup_fully_connected_nc_f16(op_, rows, f16_->in, f16_->out, pool);
+  if (s != xnn_status_success) return FromXnn(s, "setting up " + name_ + " (f16)");
+  s = xnn_run_operator(op_, pool);
+  if (s != xnn_status_success) return FromXnn(s, "running " + name_ + " (f16)");
+  s = xnn_setup_convert_nc_f16_f32(from_f16_, rows, f16_->out, y, pool);
+  if (s == xnn_status_success) s = xnn_run_operator(from_f16_, pool);
+  if (s != xnn_status_success) return FromXnn(s, "converting the output of " + name_ + " from f16");
+  return Status::Ok();
 }
 
 Status FullyConnected::CreateInt8(const FcPart* parts, size_t num_parts, const FcParams& params) {
@@ -315,6 +428,7 @@ void FullyConnected::RunGemv(const float* x, float* y, pthreadpool* pool) const 
 Status FullyConnected::Run(size_t rows, const float* x, float* y, pthreadpool* pool) const {
   if (rows == 0) return Status::Ok();
   if (int8_.w != nullptr) return RunInt8(rows, x, y, pool);
+  if (f16_ != nullptr) return RunF16(rows, x, y, pool);
   if (rows == 1 && !gemv_parts_.empty()) {
     RunGemv(x, y, pool);
     return Status::Ok();

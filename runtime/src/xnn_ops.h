@@ -32,6 +32,17 @@ namespace headwise {
 
 Status InitXnnpack();
 
+// Whether XNNPACK's f16 operators run in real fp16 arithmetic here: aarch64 with ARMv8.2 FP16
+// arithmetic (cpuinfo_has_arm_neon_fp16_arith()) and an f16 fully-connected operator that
+// XNNPACK agrees to create (it answers xnn_status_unsupported_hardware otherwise). Always false
+// on other architectures: x86 would emulate fp16 (slower than F32), and Debian's 2022 XNNPACK
+// has no aarch32 fp16 arithmetic kernels. Computed once per process; call after InitXnnpack.
+struct Fp16Support {
+  bool available = false;
+  std::string reason;  // why not (or what was found), for messages
+};
+const Fp16Support& DetectFp16Arithmetic();
+
 class ThreadPool {
  public:
   // Errors: kInvalidArgument for num_threads < 1, kBackend when pthreadpool cannot start.
@@ -70,6 +81,16 @@ struct Int8Scratch {
   size_t max_cols = 0;
 };
 
+// The f16 path's activation copies, shared by all operators of a Translator (they run one
+// at a time). Points into the Translator's arena; sized for the largest rows * channels of any
+// operator's input and of any operator's output.
+struct F16Scratch {
+  uint16_t* in = nullptr;   // [in_elements]
+  uint16_t* out = nullptr;  // [out_elements]
+  size_t in_elements = 0;
+  size_t out_elements = 0;
+};
+
 struct FcParams {
   size_t input_stride = 0;   // floats between input rows; 0 = input channels
   size_t output_stride = 0;  // floats between output rows; 0 = output channels
@@ -77,6 +98,9 @@ struct FcParams {
   float output_max = std::numeric_limits<float>::infinity();
   // Required when every part is I8 (the int8 path); must outlive the operator.
   const Int8Scratch* int8_scratch = nullptr;
+  // Non-null: operators whose parts are all F16 run in fp16 arithmetic through this scratch
+  // (the caller checked DetectFp16Arithmetic()); must outlive the operator.
+  const F16Scratch* f16_scratch = nullptr;
 };
 
 class FullyConnected {
@@ -86,7 +110,10 @@ class FullyConnected {
   // messages. All parts must share the input width.
   // Weights: all parts I8 -> the int8 path (kernels/int8_gemm.h: activations quantized per row
   // at run time, int32 sums; a single part is read in place from the model, fused parts are
-  // concatenated into a copy the operator owns). Otherwise XNNPACK F32, F16/I8 parts widened.
+  // concatenated into a copy the operator owns). All parts F16 and params.f16_scratch set ->
+  // the f16 path: x narrowed to F16 (xnn convert_nc_f32_f16), XNNPACK's f16 fully-connected
+  // (packing the F16 weights read in place; biases narrowed), y widened back to F32. Otherwise
+  // XNNPACK F32, F16/I8 parts widened.
   static Result<FullyConnected> Create(const FcPart* parts, size_t num_parts,
                                        const FcParams& params, std::string name);
   FullyConnected() = default;
@@ -104,6 +131,7 @@ class FullyConnected {
 
   bool valid() const { return op_ != nullptr || int8_.w != nullptr; }
   bool is_int8() const { return int8_.w != nullptr; }
+  bool is_f16() const { return f16_ != nullptr; }
   size_t input_channels() const { return in_; }
   size_t output_channels() const { return out_; }
 
@@ -128,11 +156,18 @@ class FullyConnected {
   };
   void RunGemv(const float* x, float* y, pthreadpool* pool) const;
   void RunGemvRange(const float* x, float* y, size_t begin, size_t end) const;
+  Status CreateF16(const FcPart* parts, size_t num_parts, const FcParams& params);
+  Status RunF16(size_t rows, const float* x, float* y, pthreadpool* pool) const;
+  void Reset();
 
   Int8Weights int8_;
   std::vector<F32Part> gemv_parts_;  // empty: one row runs XNNPACK too
   float out_min_ = 0, out_max_ = 0;
   xnn_operator* op_ = nullptr;
+  // The f16 path: op_ is the f16 operator, these narrow its input and widen its output.
+  xnn_operator* to_f16_ = nullptr;
+  xnn_operator* from_f16_ = nullptr;
+  const F16Scratch* f16_ = nullptr;
   size_t in_ = 0;
   size_t out_ = 0;
   std::string name_;

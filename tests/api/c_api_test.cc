@@ -72,6 +72,8 @@ TEST(CApiBasics, DefaultParamsAreTheCppDefaults) {
   EXPECT_EQ(tp.max_beam, l.max_beam);
   EXPECT_EQ(tp.num_threads, l.num_threads);
   EXPECT_EQ(tp.max_memory_bytes, l.max_memory_bytes);
+  EXPECT_EQ(tp.fp16_compute, HW_FP16_AUTO);
+  EXPECT_EQ(tp.fp16_compute, static_cast<int>(l.fp16_compute));
   const hw_search_params sp = hw_search_default_params();
   const SearchOptions s;
   EXPECT_EQ(sp.beam_size, s.beam_size);
@@ -229,6 +231,30 @@ TEST_F(CApiTest, TranslatorCreateRejectsBadLimits) {
   EXPECT_EQ(hw_translator_create(model_, &tp, &t), HW_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(t, nullptr);
   EXPECT_STRNE(hw_last_error_message(), "");
+}
+
+// tiny.hwm is an F32 model: auto gives f32, require is the caller's error, a value outside
+// the enum is named. (fp16 models: tests/runtime/fp16_compute_test.cc.)
+TEST_F(CApiTest, Fp16ComputeAndPrecision) {
+  EXPECT_EQ(hw_translator_precision(translator_), HW_PRECISION_F32);
+  EXPECT_STREQ(hw_precision_name(hw_translator_precision(translator_)), "f32");
+  EXPECT_STREQ(hw_precision_name(HW_PRECISION_F16), "f16");
+  EXPECT_STREQ(hw_precision_name(HW_PRECISION_INT8), "int8");
+  EXPECT_NE(std::string(hw_translator_precision_note(translator_)).find("F32"), std::string::npos);
+  EXPECT_EQ(hw_translator_precision(nullptr), HW_PRECISION_F32);
+  EXPECT_STREQ(hw_translator_precision_note(nullptr), "");
+  hw_translator_params tp = hw_translator_default_params();
+  hw_translator* t = nullptr;
+  tp.fp16_compute = HW_FP16_REQUIRE;
+  EXPECT_EQ(hw_translator_create(model_, &tp, &t), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hw_last_error_message()).find("no F16 weight matrices"), std::string::npos);
+  tp.fp16_compute = 9;
+  EXPECT_EQ(hw_translator_create(model_, &tp, &t), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hw_last_error_message()).find("fp16_compute"), std::string::npos);
+  tp.fp16_compute = HW_FP16_OFF;
+  ASSERT_EQ(hw_translator_create(model_, &tp, &t), HW_OK);
+  EXPECT_EQ(hw_translator_precision(t), HW_PRECISION_F32);
+  hw_translator_free(t);
 }
 
 TEST_F(CApiTest, TranslateIdsGivesTheCppHypotheses) {

@@ -90,9 +90,12 @@ static void check_model(const char* path, int32_t eos) {
   tp.max_source_tokens = 64;
   tp.max_target_tokens = 32;
   tp.max_beam = 2;
+  tp.fp16_compute = HW_FP16_AUTO;
   CHECK(hw_translator_create(model, &tp, &translator) == HW_OK);
   hw_model_free(model); /* the translator keeps it alive */
   if (translator == NULL) return;
+  CHECK(strlen(hw_precision_name(hw_translator_precision(translator))) > 0);
+  CHECK(hw_translator_precision_note(translator) != NULL);
 
   sp.beam_size = 2;
   sp.num_hypotheses = 2;

@@ -101,6 +101,28 @@ TEST(Cli, HelpAndVersionExitZero) {
   EXPECT_EQ(version.out, std::string("headwise-translate ") + headwise::Version() + "\n");
 }
 
+// --verbose names the precision and why; tiny.fp16.hwm is tiny.hwm's weights in F16. Here the
+// f16 path is whatever this CPU allows (the qemu CPU-model runs in tests/platforms insist).
+TEST(Cli, VerboseNamesThePrecision) {
+  const CliRun f32 = Translate({"-m", kModel, "--verbose", "Open the file."});
+  EXPECT_EQ(f32.code, 0) << f32.err;
+  EXPECT_NE(f32.err.find("headwise-translate: precision f32: the model's weights are F32"),
+            std::string::npos)
+      << f32.err;
+  const std::string fp16_model = std::string(HW_API_MODEL_DIR) + "/tiny.fp16.hwm";
+  const CliRun off = Translate({"-m", fp16_model, "--verbose", "--fp16", "off", "Open the file."});
+  EXPECT_EQ(off.code, 0) << off.err;
+  EXPECT_NE(off.err.find("precision f32: fp16_compute is off"), std::string::npos) << off.err;
+  const CliRun req = Translate({"-m", fp16_model, "--verbose", "--fp16=require", "Open the file."});
+  if (req.code == 0) {
+    EXPECT_NE(req.err.find("precision f16:"), std::string::npos) << req.err;
+  } else {
+    EXPECT_EQ(req.code, 3) << req.err;
+    EXPECT_NE(req.err.find("BACKEND"), std::string::npos) << req.err;
+    EXPECT_NE(req.err.find("no fp16 arithmetic here"), std::string::npos) << req.err;
+  }
+}
+
 TEST(Cli, UsageErrorsExitTwo) {
   const std::vector<std::vector<std::string>> bad = {
       {"-m", kModel, "--frobnicate"},
@@ -112,6 +134,8 @@ TEST(Cli, UsageErrorsExitTwo) {
       {"-m", kModel, "--length-penalty", "nan"},
       {"-m", kModel, "--threads", "-1"},
       {"-m", kModel, "--batch", "99999999999"},
+      {"-m", kModel, "--fp16", "on"},
+      {"-m", kModel, "--fp16", "require", "hello"},  // an F32 model: nothing to require
       {"hello"},  // no model
   };
   for (const auto& args : bad) {

@@ -200,6 +200,10 @@ Status WriteStandardModels(const std::string& dir) {
   AtomicWriteOptions overwrite;
   overwrite.overwrite = true;
   HW_RETURN_IF_ERROR(convert::WriteModelFile(RandomModelSpec(&en, &de), dir + "/tiny.hwm", overwrite));
+  // The same model with F16 weight matrices (the fp16 compute path: tests/platforms).
+  convert::ModelSpec fp16 = RandomModelSpec(&en, &de);
+  convert::ApplyWeightFormat(convert::WeightFormat::kF16, &fp16);
+  HW_RETURN_IF_ERROR(convert::WriteModelFile(fp16, dir + "/tiny.fp16.hwm", overwrite));
   return convert::WriteModelFile(RandomModelSpec(nullptr, nullptr), dir + "/no_tokenizer.hwm",
                                  overwrite);
 }

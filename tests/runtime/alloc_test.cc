@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <string>
 
 #include "tests/runtime/test_model.h"
 
@@ -112,7 +114,13 @@ TEST(AllocationCounterTest, SeesNewMallocAndAlignedAllocations) {
   EXPECT_EQ(counted, 3);
 }
 
-TEST(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
+// Parametrised over the weight format: F32, and F16 with fp16_compute kAuto, which takes the
+// f16 path (its F16 activation copies in the arena) where the CPU has fp16 arithmetic (qemu's
+// default aarch64 CPU "max", and tests/platforms' cortex-a76 run) and the F32 fallback
+// elsewhere. HEADWISE_EXPECT_FP16=1 makes the f16 case insist on the f16 path.
+class AllocationTest : public ::testing::TestWithParam<convert::WeightFormat> {};
+
+TEST_P(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   testing::ModelOptions o;
   o.d_model = 64;  // large enough that the bigger products run on the pool
   o.encoder_ffn = 256;
@@ -122,8 +130,13 @@ TEST(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   o.start = 60;
   o.eos_bias = 1.0f;
   o.kept = {{0, 1}, {}, {1, 2, 3}, {0}, {2}, {}};  // pruned and empty blocks
-  auto tm = testing::BuildModel(o);
-  ASSERT_NE(tm->model, nullptr);
+  auto tm = std::make_unique<testing::TestModel>();
+  tm->spec = testing::MakeSpec(o);
+  convert::ApplyWeightFormat(GetParam(), &tm->spec);
+  tm->image = std::make_unique<testing::AlignedBytes>(testing::Serialize(tm->spec));
+  auto loaded = Model::LoadFromMemory(tm->image->data(), tm->image->size());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  tm->model = *loaded;
   TranslatorLimits limits;
   limits.max_batch = 4;
   limits.max_source_tokens = 24;
@@ -133,6 +146,11 @@ TEST(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   auto created = Translator::Create(tm->model, limits);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Translator& tr = **created;
+  std::printf("%s\n", tr.precision_note().c_str());
+  const char* expect = std::getenv("HEADWISE_EXPECT_FP16");
+  if (GetParam() == convert::WeightFormat::kF16 && expect != nullptr && std::string(expect) == "1") {
+    ASSERT_EQ(tr.matmul_precision(), MatmulPrecision::kF16) << tr.precision_note();
+  }
 
   std::vector<std::vector<int32_t>> sources;
   // Long enough that attention heads, too, are spread over the pool.
@@ -171,8 +189,15 @@ TEST(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   EXPECT_TRUE(s3.ok()) << s3.ToString();
   EXPECT_TRUE(s4.ok()) << s4.ToString();
   EXPECT_GT(hyps, 0u);
-  EXPECT_EQ(counted, 0) << "heap allocations during TranslateIds / ForcedLogits";
+  EXPECT_EQ(counted, 0) << "heap allocations during TranslateIds / ForcedLogits ("
+                        << tr.precision_note() << ")";
 }
+
+INSTANTIATE_TEST_SUITE_P(Formats, AllocationTest,
+                         ::testing::Values(convert::WeightFormat::kF32, convert::WeightFormat::kF16),
+                         [](const ::testing::TestParamInfo<convert::WeightFormat>& i) {
+                           return std::string(convert::WeightFormatName(i.param));
+                         });
 
 }  // namespace
 }  // namespace headwise

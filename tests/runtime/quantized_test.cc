@@ -169,6 +169,8 @@ TEST_P(FormatAgreementTest, LogitsAndGreedyIdsAgreeWithFp32) {
   limits.max_source_tokens = 16;
   limits.max_target_tokens = 12;
   limits.num_threads = c.threads;
+  // The storage format's contract (F32 arithmetic); fp16 arithmetic: fp16_compute_test.cc.
+  limits.fp16_compute = Fp16Compute::kOff;
   auto tr_ref = Translator::Create(ref->model, limits);
   auto tr = Translator::Create(narrow->model, limits);
   ASSERT_TRUE(tr_ref.ok() && tr.ok()) << tr.status().ToString();
