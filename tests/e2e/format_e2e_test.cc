@@ -33,9 +33,10 @@ constexpr float kInt8LogitTolerance = 0.06f;
 // many near ties that int8 noise flips; trained models: bench/bleu.py).
 constexpr double kInt8GreedyAgreement = 0.6;
 // fp16 arithmetic (activations rounded to 11 bits before each product, fp16 sums), measured
-// under qemu -cpu cortex-a76: see platforms/README.md.
-constexpr float kFp16ArithLogitTolerance = 0.02f;
-constexpr double kFp16ArithGreedyAgreement = 0.8;
+// under qemu -cpu cortex-a76 on the four checkpoints: logits 0.16% .. 0.38% of the largest,
+// greedy outputs 54 .. 56 of 56 identical (near ties of random models flip).
+constexpr float kFp16ArithLogitTolerance = 0.01f;
+constexpr double kFp16ArithGreedyAgreement = 0.9;
 
 struct Case {
   std::string checkpoint;

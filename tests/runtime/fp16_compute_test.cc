@@ -53,7 +53,7 @@ TEST(Fp16Detection, AgreesWithTheExpectedCpu) {
 // rounding per multiply-add), the output rounded once more. The bound per output is
 //   |y - ref| <= 2^-11 * (|ref| + (4 + sqrt(in)) * sum_i |x_i w_i|)
 // (a rounding of each partial sum, growing like a random walk over the inner dimension);
-// measured worst ratios to it are printed.
+// measured worst ratios to it (printed) 0.07 .. 0.19 under qemu -cpu cortex-a76.
 struct FcCase {
   size_t rows, in, parts, out_per_part;
   bool relu;
@@ -216,8 +216,8 @@ TEST(Fp16ComputeOption, PrecisionFollowsTheModeTheModelAndTheCpu) {
 
 // The whole model, fp16 path (where available) against the F32 fallback of the same fp16
 // file: teacher-forced logits within kLogitTolerance of the fallback's and the same greedy
-// ids. Measured (qemu -cpu max, aarch64): largest difference printed below; largest |logit|
-// of this model 13.5.
+// ids. Measured under qemu -cpu cortex-a76: 0.036 (largest |logit| of this model 13.5; the
+// F16 storage format alone, against the F32 model: 0.0056).
 constexpr float kLogitTolerance = 0.08f;
 
 class Fp16ComputeModelTest : public ::testing::TestWithParam<int> {};
