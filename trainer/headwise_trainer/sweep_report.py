@@ -92,14 +92,15 @@ def delta(a: Optional[dict], b: Optional[dict]) -> str:
 
 def l0_table(points, base) -> List[str]:
     rows = ["| point | gated | lambda | steps | heads kept enc/dec/cross (total) | BLEU | chrF | "
-            "vs control (same steps) | vs base | training time | eval time |",
+            "vs control (same steps; enc-0 for enc) | vs base | training time | eval time |",
             "|---|---|---|---|---|---|---|---|---|---|---|"]
     l0 = sorted((r for r in points if r["kind"] == "l0"),
                 key=lambda r: (-(steps(r) or 0), r["setting"] != "enc", r["lambda"]))
     for r in l0:
         e, d, c = kept(r)
         run = r.get("run", {})
-        control = control_of(points, "all", steps(r) or 0)
+        control = (r["setting"] == "enc" and control_of(points, "enc", steps(r) or 0)) or \
+            control_of(points, "all", steps(r) or 0)
         gated = "encoder (--encoder-only)" if r["setting"] == "enc" else "all three"
         rows.append(f"| {r['name']} | {gated} "
                     f"| {r['lambda']:g} | {run.get('steps', '-')} | {e}/{d}/{c} ({e + d + c}) | "
