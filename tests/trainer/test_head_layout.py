@@ -83,3 +83,24 @@ def test_bad_layout_is_an_error(corpus, tmp_path):
     with pytest.raises(ValueError, match="out of range"):
         run_training(train_args(corpus, tmp_path / "bad", *STEPS, "--head-layout", "enc.0=7"),
                      log=lambda *_: None)
+
+
+def test_evaluate_and_export_read_a_layout_run(corpus, tmp_path):
+    """`evaluate` and `export` load a --head-layout run with its gates (they used to refuse the
+    gate tensors), so the exported checkpoint carries the layout for the converter."""
+    from headwise_trainer import cli
+    from headwise_trainer.checkpoint import load_checkpoint
+    from headwise_trainer.evaluate import run_evaluate, run_export
+    run_training(train_args(corpus, tmp_path / "r", *STEPS, "--head-layout", SPEC),
+                 log=lambda *_: None)
+    args = cli.build_parser().parse_args(
+        ["evaluate", "--model", str(tmp_path / "r"), "--data", str(corpus / "data"),
+         "--split", "dev", "--threads", "1"])
+    result = run_evaluate(args, log=lambda *_: None)
+    assert result["gates"] == "test-time"
+    run_export(cli.build_parser().parse_args(
+        ["export", "--run", str(tmp_path / "r"), "--out", str(tmp_path / "ckpt")]),
+        log=lambda *_: None)
+    exported = load_checkpoint(str(tmp_path / "ckpt"))
+    assert gates.head_layout(exported)["model.encoder.layers.1.self_attn"] == []
+    assert gates.head_layout(exported)["model.decoder.layers.0.self_attn"] == [2]

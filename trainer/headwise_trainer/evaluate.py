@@ -13,7 +13,6 @@ import torch
 
 from . import run_state
 from .batching import encode_split, length_sorted_chunks
-from .config import MarianConfig
 from .metrics import corpus_bleu, corpus_chrf
 from .model import MarianMTModel
 from .spm_vocab import Vocab
@@ -59,8 +58,10 @@ def load_model(path: str) -> Tuple[MarianMTModel, Optional[str], str]:
                             "directory with config.json; found neither")
         ckpt = ckpts[-1][1]
     state = run_state.load_checkpoint_file(ckpt)
-    model = MarianMTModel(MarianConfig.from_dict(state["config"]))
-    run_state.load_model_state(model, state, ckpt)
+    # With a gate on every block the checkpoint holds one (a pruning run, or `train
+    # --head-layout`): evaluated with its test-time gates, exported with them.
+    from .import_model import model_from_state
+    model = model_from_state(state, ckpt)
     return model, state.get("train_args", {}).get("vocab"), f"{ckpt} (step {state['step']})"
 
 
