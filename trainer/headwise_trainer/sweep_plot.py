@@ -13,6 +13,11 @@ def _steps(r: dict) -> int:
     return (r.get("run") or {}).get("steps") or 0
 
 
+def _control(points: List[dict], setting: str, budget: int) -> Optional[dict]:
+    return next((r for r in points if r["kind"] == "l0" and r.get("lambda") == 0
+                 and r.get("setting") == setting and _steps(r) == budget), None)
+
+
 def plot(points: List[dict], png: str, title: str, base: Optional[dict]) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -33,15 +38,16 @@ def plot(points: List[dict], png: str, title: str, base: Optional[dict]) -> None
             pts = sorted((heads(r, setting), r["bleu"]) for r in points
                          if pick(r) and r.get("setting") == setting
                          and not (r["kind"] == "l0" and r.get("lambda") == 0))
-            # the curve's unpruned end: the lambda-0 control of the budget, or the base
-            start = base if budget is None else next(
-                (r for r in points if r["kind"] == "l0" and r.get("lambda") == 0
-                 and r["setting"] == "all" and _steps(r) == budget), None)
+            # the curve's unpruned end: the lambda-0 control of the same setting and budget
+            # (the all-types one when an encoder-only control was not run), or the base
+            start = base if budget is None else (
+                _control(points, setting, budget) or _control(points, "all", budget))
             if pts and start:
                 pts.append((full, start["bleu"]))
                 if budget is not None:
+                    which = "encoder-only " if start["setting"] == "enc" else ""
                     ax.axhline(start["bleu"], color=color, ls=":", lw=0.8,
-                               label=f"lambda-0 control, {budget} steps ({start['bleu']})")
+                               label=f"{which}lambda-0 control, {budget} steps ({start['bleu']})")
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, label=name)
             if budget is not None:  # which lambda made each point
