@@ -5,7 +5,6 @@ import argparse
 import json
 import os
 
-import numpy as np
 import pytest
 import torch
 
@@ -18,6 +17,7 @@ from headwise_trainer.model import MarianMTModel
 from headwise_trainer.spm_vocab import Vocab
 
 from test_analysis_stats import SAMPLE
+from word_corpus import build_word_corpus
 
 torch.set_num_threads(1)
 
@@ -33,18 +33,7 @@ CLOSED = {"model.encoder.layers.0.self_attn": [0, 1, 2, 3],
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     d = tmp_path_factory.mktemp("analyze")
-    rng = np.random.default_rng(0)
-    src, tgt = [], []
-    for i in range(200):
-        idx = rng.integers(0, len(EN), size=int(rng.integers(2, 6)))
-        src.append(" ".join(EN[j] for j in idx) + f" {i}")
-        tgt.append(" ".join(DE[j] for j in idx) + f" {i}")
-    (d / "a.en").write_text("\n".join(src) + "\n", encoding="utf-8")
-    (d / "a.de").write_text("\n".join(tgt) + "\n", encoding="utf-8")
-    assert cli.main(["data", "--src-file", str(d / "a.en"), "--tgt-file", str(d / "a.de"),
-                     "--out", str(d / "data"), "--dev-percent", "5", "--test-percent", "5"]) == 0
-    assert cli.main(["spm", "--data", str(d / "data"), "--out", str(d / "vocab"),
-                     "--vocab-size", "64"]) == 0
+    build_word_corpus(d, EN, DE, pairs=200, words=(2, 6))
     vocab = Vocab.load(str(d / "vocab"))
     config = MarianConfig(d_model=16, encoder_layers=2, decoder_layers=1,
                           encoder_attention_heads=4, decoder_attention_heads=2,

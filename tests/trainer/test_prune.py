@@ -6,7 +6,6 @@ import math
 import os
 import sys
 
-import numpy as np
 import pytest
 import torch
 
@@ -22,6 +21,9 @@ from headwise_trainer.keep_heads import KeepHeadsError, apply_spec, parse_spec  
 from headwise_trainer.model import MarianMTModel  # noqa: E402
 from headwise_trainer.prune import PruneError, penalty, run_prune  # noqa: E402
 from headwise_trainer.prune_eval import pruning_run_facts, run_prune_eval  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(__file__))
+from word_corpus import build_word_corpus  # noqa: E402
 from headwise_trainer.prune_log import read_log  # noqa: E402
 from headwise_trainer.spm_vocab import Vocab  # noqa: E402
 from headwise_trainer.train import smoothed_loss  # noqa: E402
@@ -37,18 +39,7 @@ DE = ["Datei", "öffnen", "schließen", "speichern", "drucken", "Fehler", "Benut
 def corpus(tmp_path_factory):
     """A tiny word-for-word corpus, its vocabulary, and a random start checkpoint (HF layout)."""
     d = tmp_path_factory.mktemp("prune")
-    rng = np.random.default_rng(0)
-    src, tgt = [], []
-    for i in range(240):
-        idx = rng.integers(0, len(EN), size=int(rng.integers(1, 5)))
-        src.append(" ".join(EN[j] for j in idx) + f" {i}")
-        tgt.append(" ".join(DE[j] for j in idx) + f" {i}")
-    (d / "a.en").write_text("\n".join(src) + "\n", encoding="utf-8")
-    (d / "a.de").write_text("\n".join(tgt) + "\n", encoding="utf-8")
-    assert cli.main(["data", "--src-file", str(d / "a.en"), "--tgt-file", str(d / "a.de"),
-                     "--out", str(d / "data"), "--dev-percent", "5", "--test-percent", "5"]) == 0
-    assert cli.main(["spm", "--data", str(d / "data"), "--out", str(d / "vocab"),
-                     "--vocab-size", "64"]) == 0
+    build_word_corpus(d, EN, DE, pairs=240, words=(1, 5))
     vocab = Vocab.load(str(d / "vocab"))
     config = MarianConfig(d_model=32, encoder_layers=2, decoder_layers=1,
                           encoder_attention_heads=4, decoder_attention_heads=4,

@@ -14,6 +14,9 @@ from headwise_trainer import cli, run_state  # noqa: E402
 from headwise_trainer.batching import TokenBatcher  # noqa: E402
 from headwise_trainer.train import TrainError, inverse_sqrt_lr, run_training  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(__file__))
+from word_corpus import build_word_corpus  # noqa: E402
+
 torch.set_num_threads(1)
 
 EN = ["file", "open", "close", "save", "print", "error", "user", "group", "name", "size",
@@ -29,18 +32,7 @@ TINY_MODEL = ["--d-model", "32", "--encoder-layers", "2", "--decoder-layers", "1
 def corpus(tmp_path_factory):
     """A small deterministic word-for-word 'translation' corpus and its vocabulary."""
     d = tmp_path_factory.mktemp("corpus")
-    rng = np.random.default_rng(0)
-    src, tgt = [], []
-    for i in range(400):
-        idx = rng.integers(0, len(EN), size=int(rng.integers(1, 6)))
-        src.append(" ".join(EN[j] for j in idx) + f" {i}")
-        tgt.append(" ".join(DE[j] for j in idx) + f" {i}")
-    (d / "a.en").write_text("\n".join(src) + "\n", encoding="utf-8")
-    (d / "a.de").write_text("\n".join(tgt) + "\n", encoding="utf-8")
-    assert cli.main(["data", "--src-file", str(d / "a.en"), "--tgt-file", str(d / "a.de"),
-                     "--out", str(d / "data"), "--dev-percent", "5", "--test-percent", "5"]) == 0
-    assert cli.main(["spm", "--data", str(d / "data"), "--out", str(d / "vocab"),
-                     "--vocab-size", "64"]) == 0
+    build_word_corpus(d, EN, DE, pairs=400, words=(1, 6))
     return d
 
 
