@@ -72,8 +72,7 @@ def run_analyze(args, log=print) -> dict:
     from .checkpoint import WEIGHTS_FILE
     from .cli import CliError, check_outputs
     from .data import _write_atomic, sha256_file
-    from .import_model import check_vocab_size, is_checkpoint_dir, load_start_model
-    from .spm_vocab import Vocab
+    from .import_model import is_checkpoint_dir, load_start_model, load_start_vocab
 
     check_outputs(args.out, [OUTPUT], args.overwrite, [args.model, args.data])
     if args.sentences < 0:
@@ -81,12 +80,7 @@ def run_analyze(args, log=print) -> dict:
     torch.set_num_threads(args.threads)
     start = load_start_model(args.model)
     model = start.model.eval()
-    vocab_dir = args.vocab or start.vocab_dir
-    if not vocab_dir:
-        raise CliError(f"{args.model}: no vocabulary recorded or beside the checkpoint; pass "
-                       f"--vocab DIR")
-    vocab = Vocab.load(vocab_dir)
-    check_vocab_size(model, len(vocab), vocab_dir)
+    vocab, _ = load_start_vocab(start, args.vocab, args.model)
     split = encode_split(vocab, args.data, args.split, args.max_len)
     n = min(args.sentences, len(split.src)) if args.sentences else len(split.src)
     if n == 0:

@@ -15,7 +15,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 
@@ -25,6 +25,7 @@ from .checkpoint import (CONFIG_FILE, GATE_SUFFIX, SOURCE_SPM, TARGET_SPM, VOCAB
 from .config import MarianConfig
 from .gates import HeadGate
 from .model import MarianMTModel
+from .spm_vocab import Vocab
 
 TORCH_WEIGHTS_FILE = "pytorch_model.bin"
 
@@ -122,6 +123,20 @@ def load_start_model(path: str) -> StartModel:
     model = model_from_state(state, ckpt)
     vocab = (state.get("train_args") or {}).get("vocab")
     return StartModel(model, vocab, f"{ckpt} (step {state['step']})", state)
+
+
+def load_start_vocab(start: StartModel, vocab_dir: Optional[str],
+                     what: str) -> Tuple[Vocab, str]:
+    """The vocabulary for `start`: `vocab_dir` (a --vocab argument) if given, else the one its
+    run recorded or that lies beside the checkpoint; its size must be the model's. Returns the
+    vocabulary and its directory. `what` (the model argument) names the model in errors."""
+    vocab_dir = vocab_dir or start.vocab_dir
+    if not vocab_dir:
+        raise CheckpointError(f"{what}: no vocabulary recorded or beside the checkpoint; pass "
+                              f"--vocab DIR")
+    vocab = Vocab.load(vocab_dir)
+    check_vocab_size(start.model, len(vocab), vocab_dir)
+    return vocab, vocab_dir
 
 
 def check_vocab_size(model: MarianMTModel, vocab_len: int, vocab_dir: str) -> None:

@@ -31,7 +31,7 @@ from . import prune_log, run_state
 from .batching import TokenBatcher, collate, encode_split
 from .checkpoint import SOURCE_SPM, TARGET_SPM, VOCAB_FILE, export_checkpoint
 from .gates import HeadGate, expected_l0, gates
-from .import_model import check_vocab_size, load_start_model, model_from_state
+from .import_model import load_start_model, load_start_vocab, model_from_state
 from .spm_vocab import Vocab
 from .train import Progress, evaluate_dev, inverse_sqrt_lr, smoothed_loss
 
@@ -118,12 +118,7 @@ def _prepare(args, log):
     if args.warmup < 1:
         raise PruneError(f"--warmup {args.warmup}: expected at least 1 step")
     start = load_start_model(args.start)
-    args.vocab = args.vocab or start.vocab_dir
-    if not args.vocab:
-        raise PruneError(f"{args.start}: no vocabulary recorded or beside the checkpoint; "
-                         f"pass --vocab DIR")
-    vocab = Vocab.load(args.vocab)
-    check_vocab_size(start.model, len(vocab), args.vocab)
+    vocab, args.vocab = load_start_vocab(start, args.vocab, args.start)
     kinds = parse_types(args.types)
     already = set(gates(start.model))
     for name, kind, _, attn in start.model.attention_blocks():

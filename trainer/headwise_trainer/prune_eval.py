@@ -19,7 +19,7 @@ import torch
 from .batching import encode_split
 from .evaluate import translate_ids
 from .gates import gates, head_layout, head_masks, mask_from_layout
-from .import_model import check_vocab_size, load_start_model
+from .import_model import check_vocab_size, load_start_model, load_start_vocab
 from .keep_heads import apply_spec, parse_spec, spec_text
 from .metrics import corpus_bleu, corpus_chrf
 from .model import MarianMTModel
@@ -87,12 +87,7 @@ def run_prune_eval(args, log=print) -> dict:
     torch.set_num_threads(args.threads)
     start = load_start_model(args.model)
     model = start.model.eval()
-    vocab_dir = args.vocab or start.vocab_dir
-    if not vocab_dir:
-        raise PruneEvalError(f"{args.model}: no vocabulary recorded or beside the checkpoint; "
-                             f"pass --vocab DIR")
-    vocab = Vocab.load(vocab_dir)
-    check_vocab_size(model, len(vocab), vocab_dir)
+    vocab, vocab_dir = load_start_vocab(start, args.vocab, args.model)
     names = [v.strip() for v in args.variants.split(",") if v.strip()]
     if "gated" in names and not gates(model) and args.variants == DEFAULT_VARIANTS:
         names.remove("gated")  # the default asks for it only where there are gates

@@ -18,9 +18,8 @@ import torch
 from . import run_state
 from .batching import encode_split
 from .gates import head_layout
-from .import_model import check_vocab_size, load_start_model
+from .import_model import load_start_model, load_start_vocab
 from .prune_eval import evaluate_layout, layout_counts
-from .spm_vocab import Vocab
 
 
 def machine() -> Dict[str, object]:
@@ -93,11 +92,7 @@ def evaluate_point(model_path: str, data: str, out_json: str, *, vocab: Optional
                 if ".head_gate." not in name:
                     p.copy_(p.half().float())
         weights = "F16-rounded, as exported (gates F32)"
-    vocab_dir = vocab or start.vocab_dir
-    if not vocab_dir:
-        raise ValueError(f"{model_path}: no vocabulary recorded; pass --vocab")
-    voc = Vocab.load(vocab_dir)
-    check_vocab_size(model, len(voc), vocab_dir)
+    voc, _ = load_start_vocab(start, vocab, model_path)
     layout = head_layout(model) if layout is None else layout
     corpus = encode_split(voc, data, split)
     n = min(limit, len(corpus.src)) if limit else len(corpus.src)
