@@ -11,7 +11,9 @@
 #include "kernels/activation.h"
 #include "kernels/attention.h"
 #include "kernels/layernorm.h"
-#include "xnn_ops.h"
+#include "fc/fully_connected.h"
+#include "thread_pool.h"
+#include "xnn_backend.h"
 
 namespace headwise::bench {
 namespace {

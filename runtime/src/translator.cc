@@ -9,6 +9,7 @@
 #include "kernels/embedding.h"
 #include "translator_impl.h"
 #include "translator_plan.h"
+#include "xnn_backend.h"
 
 namespace headwise {
 namespace {

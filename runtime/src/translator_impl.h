@@ -28,7 +28,8 @@
 #include "arena.h"
 #include "headwise/headwise.hpp"
 #include "model_impl.h"
-#include "xnn_ops.h"
+#include "fc/fully_connected.h"
+#include "thread_pool.h"
 
 namespace headwise {
 

@@ -12,7 +12,7 @@ namespace headwise {
 
 // Takes every buffer of `buf` from `carver` (see arena.h: run once to measure, once to carve).
 // `hyps_per_sentence` is H of translator_impl.h. `f16_compute`: F16 matrices run the f16 path
-// (xnn_ops.h), which needs buf->f16.
+// (fc/fully_connected.h), which needs buf->f16.
 void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
                    size_t hyps_per_sentence, bool f16_compute, ArenaCarver& carver, Buffers* buf);
 

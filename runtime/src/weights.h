@@ -6,7 +6,7 @@
 //
 // Weight matrices come as F32, F16 or I8 (per-row scales, pointing into the file's
 // flatbuffer); vectors (biases, LayerNorm) are always F32 (model_verify.cc checks both).
-// Operators switch on `dtype` when they are created (xnn_ops.cc, kernels/embedding.h).
+// Operators switch on `dtype` when they are created (fc/fully_connected.cc, kernels/embedding.h).
 #ifndef HEADWISE_RUNTIME_WEIGHTS_H_
 #define HEADWISE_RUNTIME_WEIGHTS_H_
 

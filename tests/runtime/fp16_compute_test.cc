@@ -1,4 +1,4 @@
-// The fp16 arithmetic path (TranslatorLimits::fp16_compute, xnn_ops.h): detection, one
+// The fp16 arithmetic path (TranslatorLimits::fp16_compute, fc/fc_f16.cc): detection, one
 // FullyConnected in f16 against a double-precision reference, and whole Translators of an fp16
 // model with the path on against the F32 fallback (teacher-forced logits, greedy ids).
 //
@@ -16,8 +16,9 @@
 #include <vector>
 
 #include "common/half.h"
+#include "fc/fully_connected.h"
 #include "translator_impl.h"
-#include "xnn_ops.h"
+#include "xnn_backend.h"
 #include "tests/runtime/test_model.h"
 
 namespace headwise {
@@ -90,7 +91,7 @@ TEST_P(Fp16FullyConnectedTest, MatchesDoubleReferenceWithinFp16Bound) {
   params.f16_scratch = f16 ? &scratch : nullptr;
   auto fc = FullyConnected::Create(parts.data(), parts.size(), params, "test fc");
   ASSERT_TRUE(fc.ok()) << fc.status().ToString();
-  EXPECT_EQ(fc->is_f16(), f16);
+  EXPECT_EQ(fc->KernelName(c.rows), f16 ? "fp16: xnnpack" : "fp32: xnnpack");
   std::vector<float> y(c.rows * ys, -7.0f);
   ASSERT_TRUE(fc->Run(c.rows, x.data(), y.data(), nullptr).ok());
 

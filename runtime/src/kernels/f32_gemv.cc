@@ -145,4 +145,6 @@ bool HaveFastF32Gemv() {
 #endif
 }
 
+const char* F32GemvKernelName() { return HaveFastF32Gemv() ? "f32-gemv-avx2" : "f32-gemv-portable"; }
+
 }  // namespace headwise::kernels

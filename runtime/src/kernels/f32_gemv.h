@@ -37,6 +37,9 @@ void F32GemvReference(const F32GemvArgs& a, size_t begin, size_t end);
 // XNNPACK's own kernels (NEON on Arm), which are faster than the portable loop.
 bool HaveFastF32Gemv();
 
+// "f32-gemv-avx2" or "f32-gemv-portable": the kernel F32Gemv dispatches to on this CPU.
+const char* F32GemvKernelName();
+
 }  // namespace headwise::kernels
 
 #endif  // HEADWISE_RUNTIME_KERNELS_F32_GEMV_H_

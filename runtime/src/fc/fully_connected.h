@@ -1,0 +1,108 @@
+// runtime/src/fc/fully_connected.h: every matrix product against weights goes through
+// FullyConnected, a small dispatcher that picks one kernel family (fc_path.h) per operator
+// when it is created.
+//
+// Lifetime and ownership: a FullyConnected owns its path (an XNNPACK operator with its packed
+// copy of the weights, or a copy of fused int8 parts). Paths that read F32 / I8 weights in place
+// (the one-row fp32 gemv, a single int8 part) need the Model to outlive the operator (a
+// Translator holds its Model). The scratch given in FcParams must outlive it too. Move-only.
+// Errors: XNNPACK statuses as xnn_backend.h, with the operator's name in the message.
+#ifndef HEADWISE_RUNTIME_FC_FULLY_CONNECTED_H_
+#define HEADWISE_RUNTIME_FC_FULLY_CONNECTED_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "headwise/status.hpp"
+#include "weights.h"
+
+struct pthreadpool;
+
+namespace headwise {
+
+class FcPath;
+
+// One output block of a fused operator: weight [rows, in] and bias [rows].
+struct FcPart {
+  WeightView weight;
+  WeightView bias;
+};
+
+// Scratch for the int8 path's quantized input rows, shared by all operators of a Translator
+// (they run one at a time). Points into the Translator's arena.
+struct Int8Scratch {
+  int8_t* q = nullptr;      // [max_rows, max_cols]
+  float* scale = nullptr;   // [max_rows]
+  size_t max_rows = 0;
+  size_t max_cols = 0;
+};
+
+// The f16 path's activation copies, shared by all operators of a Translator (they run one
+// at a time). Points into the Translator's arena; sized for the largest rows * channels of any
+// operator's input and of any operator's output.
+struct F16Scratch {
+  uint16_t* in = nullptr;   // [in_elements]
+  uint16_t* out = nullptr;  // [out_elements]
+  size_t in_elements = 0;
+  size_t out_elements = 0;
+};
+
+struct FcParams {
+  size_t input_stride = 0;   // floats between input rows; 0 = input channels
+  size_t output_stride = 0;  // floats between output rows; 0 = output channels
+  float output_min = -std::numeric_limits<float>::infinity();
+  float output_max = std::numeric_limits<float>::infinity();
+  // Required when every part is I8 (the int8 path); must outlive the operator.
+  const Int8Scratch* int8_scratch = nullptr;
+  // Non-null: operators whose parts are all F16 run in fp16 arithmetic through this scratch
+  // (the caller checked DetectFp16Arithmetic()); must outlive the operator.
+  const F16Scratch* f16_scratch = nullptr;
+};
+
+class FullyConnected {
+ public:
+  // y[r, :] = clamp(x[r, :] . W^T + b) where W (and b) stack the parts' rows in order, so one
+  // operator computes e.g. q, k and v side by side: y = [q | k | v]. `name` is kept for error
+  // messages. All parts must share the input width; biases are F32.
+  // Paths (fully_connected.cc tries them in order, fc_path.h lists what each does):
+  //   all parts I8                          -> int8 (fc_int8.cc)
+  //   all parts F16 and params.f16_scratch  -> fp16 arithmetic (fc_f16.cc)
+  //   otherwise                             -> XNNPACK f32, F16 / I8 parts widened (fc_xnn_f32.cc)
+  // and for one row with all parts F32, where kernels/f32_gemv.h has a vector kernel (x86 AVX2
+  // + FMA), the gemv on the weights in place (fc_f32_gemv.cc; batch-1 decoding).
+  static Result<FullyConnected> Create(const FcPart* parts, size_t num_parts,
+                                       const FcParams& params, std::string name);
+  FullyConnected();
+  FullyConnected(FullyConnected&& other) noexcept;
+  FullyConnected& operator=(FullyConnected&& other) noexcept;
+  FullyConnected(const FullyConnected&) = delete;
+  FullyConnected& operator=(const FullyConnected&) = delete;
+  ~FullyConnected();
+
+  // Runs on `rows` rows; no heap allocation. rows == 0 does nothing. Products under 2^20
+  // multiply-adds (kMinParallelWork, parallel.h) run on the calling thread even when a pool is
+  // given.
+  Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const;
+
+  // The kernel path that `rows` rows run, "<arithmetic>: <kernel>", e.g. "int8: avx2",
+  // "fp32: xnnpack", "fp32: f32-gemv-avx2", "fp16: xnnpack"; "none" when not created.
+  std::string KernelName(size_t rows) const;
+
+  bool valid() const { return path_ != nullptr; }
+  size_t input_channels() const { return in_; }
+  size_t output_channels() const { return out_; }
+
+ private:
+  std::unique_ptr<const FcPath> path_;     // any number of rows
+  std::unique_ptr<const FcPath> one_row_;  // rows == 1 when set
+  size_t in_ = 0;
+  size_t out_ = 0;
+  std::string name_;
+};
+
+}  // namespace headwise
+
+#endif  // HEADWISE_RUNTIME_FC_FULLY_CONNECTED_H_

@@ -1,0 +1,160 @@
+// The FullyConnected dispatcher (fc/fully_connected.h): which kernel path each weight format
+// and row count gets (KernelName), that every path computes the fused product of its parts
+// within rounding of a double-precision loop, and the creation errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/half.h"
+#include "converter/src/model_writer.h"
+#include "fc/fully_connected.h"
+#include "kernels/f32_gemv.h"
+#include "kernels/int8_gemm.h"
+#include "xnn_backend.h"
+
+namespace headwise {
+namespace {
+
+std::vector<float> Random(size_t n, uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// Two fused parts [rows_a + rows_b, in] in one weight format, their stored bytes kept alive.
+struct FusedWeights {
+  std::vector<std::vector<float>> f32, bias;
+  std::vector<std::vector<uint16_t>> f16;
+  std::vector<std::vector<int8_t>> i8;
+  std::vector<std::vector<float>> scale;
+  std::vector<FcPart> parts;
+  std::vector<std::vector<float>> effective;  // the F32 values each stored weight stands for
+};
+
+FusedWeights MakeWeights(WeightType type, size_t in, std::vector<size_t> rows) {
+  FusedWeights w;
+  const size_t n = rows.size();
+  w.f32.resize(n), w.bias.resize(n), w.f16.resize(n), w.i8.resize(n), w.scale.resize(n);
+  w.parts.resize(n), w.effective.resize(n);
+  for (size_t p = 0; p < n; ++p) {
+    w.f32[p] = Random(rows[p] * in, 10 + static_cast<uint32_t>(p), 0.3f);
+    w.bias[p] = Random(rows[p], 20 + static_cast<uint32_t>(p), 0.5f);
+    const uint32_t r = static_cast<uint32_t>(rows[p]), c = static_cast<uint32_t>(in);
+    w.effective[p] = w.f32[p];
+    switch (type) {
+      case WeightType::kF32:
+        w.parts[p].weight = {w.f32[p].data(), type, r, c, nullptr};
+        break;
+      case WeightType::kF16:
+        for (float& v : w.effective[p]) {
+          w.f16[p].push_back(FloatToF16(v));
+          v = F16ToFloat(w.f16[p].back());
+        }
+        w.parts[p].weight = {w.f16[p].data(), type, r, c, nullptr};
+        break;
+      case WeightType::kI8:
+        w.scale[p] = convert::QuantizeRowsI8(w.f32[p].data(), r, c, &w.i8[p]);
+        for (size_t i = 0; i < w.effective[p].size(); ++i) {
+          w.effective[p][i] = static_cast<float>(w.i8[p][i]) * w.scale[p][i / in];
+        }
+        w.parts[p].weight = {w.i8[p].data(), type, r, c, w.scale[p].data()};
+        break;
+    }
+    w.parts[p].bias = {w.bias[p].data(), WeightType::kF32, 1, r, nullptr};
+  }
+  return w;
+}
+
+struct PathCase {
+  WeightType type;
+  size_t rows;
+};
+
+class FullyConnectedPathTest : public ::testing::TestWithParam<PathCase> {};
+
+TEST_P(FullyConnectedPathTest, NamesItsPathAndComputesTheFusedProduct) {
+  ASSERT_TRUE(InitXnnpack().ok());
+  const PathCase c = GetParam();
+  const size_t in = 40;
+  FusedWeights w = MakeWeights(c.type, in, {24, 9});
+  const size_t out = 33;
+  std::vector<int8_t> q(c.rows * in);
+  std::vector<float> qs(c.rows);
+  const Int8Scratch scratch{q.data(), qs.data(), c.rows, in};
+  FcParams params;
+  params.int8_scratch = &scratch;
+  auto fc = FullyConnected::Create(w.parts.data(), w.parts.size(), params, "test fc");
+  ASSERT_TRUE(fc.ok()) << fc.status().ToString();
+  EXPECT_EQ(fc->input_channels(), in);
+  EXPECT_EQ(fc->output_channels(), out);
+
+  std::string want;
+  if (c.type == WeightType::kI8) {
+    want = std::string("int8: ") + kernels::Int8GemmKernelName();
+  } else if (c.type == WeightType::kF32 && c.rows == 1 && kernels::HaveFastF32Gemv()) {
+    want = "fp32: f32-gemv-avx2";
+  } else {
+    want = "fp32: xnnpack";  // F16 parts widened: no f16 scratch given
+  }
+  EXPECT_EQ(fc->KernelName(c.rows), want);
+
+  const std::vector<float> x = Random(c.rows * in, 3, 1.0f);
+  std::vector<float> y(c.rows * out, -7.0f);
+  ASSERT_TRUE(fc->Run(c.rows, x.data(), y.data(), nullptr).ok());
+  for (size_t r = 0; r < c.rows; ++r) {
+    size_t o = 0;
+    for (size_t p = 0; p < w.parts.size(); ++p) {
+      for (size_t j = 0; j < w.parts[p].weight.rows; ++j, ++o) {
+        double ref = w.bias[p][j], mag = std::fabs(w.bias[p][j]);
+        for (size_t i = 0; i < in; ++i) {
+          ref += double(x[r * in + i]) * w.effective[p][j * in + i];
+          mag += std::fabs(double(x[r * in + i]) * w.effective[p][j * in + i]);
+        }
+        // int8 also quantizes the activations: half a step of 127 per element.
+        const double bound = c.type == WeightType::kI8 ? mag * 0.02 + 1e-4 : mag * 1e-5 + 1e-6;
+        ASSERT_NEAR(y[r * out + o], ref, bound) << "row " << r << " output " << o;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Formats, FullyConnectedPathTest,
+    ::testing::Values(PathCase{WeightType::kF32, 1}, PathCase{WeightType::kF32, 3},
+                      PathCase{WeightType::kF16, 1}, PathCase{WeightType::kF16, 3},
+                      PathCase{WeightType::kI8, 1}, PathCase{WeightType::kI8, 3}),
+    [](const ::testing::TestParamInfo<PathCase>& i) {
+      const char* format = i.param.type == WeightType::kF32 ? "f32"
+                      : i.param.type == WeightType::kF16 ? "f16" : "i8";
+      return std::string(format) + "_rows" + std::to_string(i.param.rows);
+    });
+
+TEST(FullyConnected, CreationErrorsNameTheOperator) {
+  ASSERT_TRUE(InitXnnpack().ok());
+  FusedWeights i8 = MakeWeights(WeightType::kI8, 16, {8});
+  auto no_scratch = FullyConnected::Create(i8.parts.data(), 1, FcParams{}, "enc 0 fc1");
+  ASSERT_FALSE(no_scratch.ok());
+  EXPECT_NE(no_scratch.status().message().find("enc 0 fc1: int8 weights need the Translator's int8 scratch"),
+            std::string::npos) << no_scratch.status().ToString();
+
+  FusedWeights f32 = MakeWeights(WeightType::kF32, 16, {8});
+  FusedWeights wide = MakeWeights(WeightType::kF32, 24, {8});
+  const FcPart mixed[] = {f32.parts[0], wide.parts[0]};
+  auto disagree = FullyConnected::Create(mixed, 2, FcParams{}, "qkv");
+  ASSERT_FALSE(disagree.ok());
+  EXPECT_EQ(disagree.status().message(), "qkv: fused parts disagree on shapes");
+
+  FullyConnected none;
+  EXPECT_FALSE(none.valid());
+  EXPECT_EQ(none.KernelName(1), "none");
+  float x = 0, y = 0;
+  EXPECT_FALSE(none.Run(1, &x, &y, nullptr).ok());
+}
+
+}  // namespace
+}  // namespace headwise
