@@ -50,7 +50,7 @@ void BM_EncoderLayer(benchmark::State& state, ModelSize size, uint32_t heads) {
   OneLayer l = MakeOneLayer(size, heads, 0);
   const TokenSpan span{l.source.data(), l.source.size()};
   for (auto _ : state) {
-    if (!RunEncoder(*l.impl, &span, 1).ok()) Die("RunEncoder failed");
+    if (!RunEncoder(l.impl->net, l.impl->buf.encoder, &span, 1).ok()) Die("RunEncoder failed");
   }
   state.counters["heads"] = heads;
   state.counters["rows"] = static_cast<double>(kSourceLength);
@@ -60,15 +60,17 @@ void BM_DecoderLayerStep(benchmark::State& state, ModelSize size, uint32_t heads
   OneLayer l = MakeOneLayer(size, heads, heads);
   const TokenSpan span{l.source.data(), l.source.size()};
   Translator::Impl& t = *l.impl;
-  if (!RunEncoder(t, &span, 1).ok()) Die("RunEncoder failed");
-  t.buf.row_slot[0] = 0;
-  t.buf.row_sentence[0] = 0;
-  t.buf.row_token[0] = 3;
+  if (!RunEncoder(t.net, t.buf.encoder, &span, 1).ok()) Die("RunEncoder failed");
+  const Decoder decoder = t.decoder();
+  decoder.rows().slot[0] = 0;
+  decoder.rows().sentence[0] = 0;
+  decoder.rows().token[0] = 3;
+  float* logits = t.buf.search.logits;
   for (size_t step = 0; step < kDecodeSteps; ++step) {  // fill the cache up to the step timed
-    if (!DecoderStep(t, 1, step, t.buf.logits).ok()) Die("DecoderStep failed");
+    if (!decoder.Step(1, step, logits).ok()) Die("DecoderStep failed");
   }
   for (auto _ : state) {
-    if (!DecoderStep(t, 1, kDecodeSteps, t.buf.logits).ok()) Die("DecoderStep failed");
+    if (!decoder.Step(1, kDecodeSteps, logits).ok()) Die("DecoderStep failed");
   }
   state.counters["heads"] = heads;
 }

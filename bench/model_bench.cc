@@ -109,19 +109,25 @@ void BM_DecodeStepVsMatrixOps(benchmark::State& state, SyntheticOptions o) {
   double step_total = 0, ops_total = 0;
   for (auto _ : state) {
     double t0 = ThreadCpuSeconds();
-    if (!RunEncoder(t, &span, 1).ok() || !RunGreedy(t, 1, full, kSteps).ok()) Die("greedy failed");
+    if (!RunEncoder(t.net, t.buf.encoder, &span, 1).ok() ||
+        !RunGreedy(t.decoder(), t.buf.search, 1, full, kSteps).ok()) {
+      Die("greedy failed");
+    }
     const double t64 = ThreadCpuSeconds() - t0;
     t0 = ThreadCpuSeconds();
-    if (!RunEncoder(t, &span, 1).ok() || !RunGreedy(t, 1, one, 1).ok()) Die("greedy failed");
+    if (!RunEncoder(t.net, t.buf.encoder, &span, 1).ok() ||
+        !RunGreedy(t.decoder(), t.buf.search, 1, one, 1).ok()) {
+      Die("greedy failed");
+    }
     const double t1 = ThreadCpuSeconds() - t0;
     t0 = ThreadCpuSeconds();
     for (int step = 1; step < kSteps; ++step) {
-      for (const DecoderLayerOps& ops : t.decoder_ops) {
+      for (const DecoderLayerOps& ops : t.net.decoder) {
         for (const FullyConnected* fc : {&ops.self_qkv, &ops.self_out, &ops.cross_q, &ops.cross_out, &ops.fc1, &ops.fc2}) {
           if (fc->valid() && !fc->Run(1, in.data(), out.data(), nullptr).ok()) Die("fc failed");
         }
       }
-      if (!t.lm_head.Run(1, in.data(), out.data(), nullptr).ok()) Die("lm_head failed");
+      if (!t.net.lm_head.Run(1, in.data(), out.data(), nullptr).ok()) Die("lm_head failed");
     }
     const double ops = ThreadCpuSeconds() - t0;
     step_total += (t64 - t1) / (kSteps - 1);

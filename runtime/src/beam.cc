@@ -13,7 +13,6 @@
 // reordering of beams therefore moves no memory.
 #include <limits>
 
-#include "decoder.h"
 #include "search.h"
 
 namespace headwise {
@@ -41,20 +40,18 @@ struct TopCandidates {
 };
 
 // Ranks the candidates of sentence s from its `live` rows of logits starting at `x`.
-size_t SelectCandidates(Translator::Impl& t, size_t s, size_t live, float* x, size_t beam) {
-  Buffers& b = t.buf;
-  const ModelDims& dims = t.m->dims;
-  const size_t V = static_cast<size_t>(dims.vocab_size);
-  const size_t K = static_cast<size_t>(t.limits.max_beam);
+size_t SelectCandidates(const SearchBuffers& b, size_t s, size_t live, float* x, size_t beam) {
+  const size_t V = b.vocab;
+  const size_t K = b.max_beam;
   TopCandidates top{b.cand_value, b.cand_index, 2 * beam};
   for (size_t j = 0; j < live; ++j) {
     float* row = x + j * V;
     float max = 0.0f;
-    const float log_sum = MaskPadAndLogSumExp(t, row, &max);
+    const float log_sum = MaskPadAndLogSumExp(b, row, &max);
     const float score = b.slot_score[b.live_slot[s * K + j]];
     const int32_t base = static_cast<int32_t>(j * V);
     for (size_t v = 0; v < V; ++v) {
-      if (static_cast<int32_t>(v) == dims.pad_id) continue;
+      if (static_cast<int32_t>(v) == b.pad_id) continue;
       top.Offer(score + ((row[v] - max) - log_sum), base + static_cast<int32_t>(v));
     }
   }
@@ -63,10 +60,10 @@ size_t SelectCandidates(Translator::Impl& t, size_t s, size_t live, float* x, si
 
 // Moves the `count` continuing beams (buf.next_*) of sentence s into cache slots and appends
 // their tokens at position `step`.
-void AdvanceBeams(Translator::Impl& t, size_t s, size_t live, size_t count, size_t step) {
-  Buffers& b = t.buf;
-  const size_t K = static_cast<size_t>(t.limits.max_beam);
-  const size_t T = static_cast<size_t>(t.limits.max_target_tokens);
+void AdvanceBeams(const Decoder& decoder, const SearchBuffers& b, size_t s, size_t live,
+                  size_t count, size_t step) {
+  const size_t K = b.max_beam;
+  const size_t T = b.max_length;
   int32_t* live_slot = b.live_slot + s * K;
   for (size_t p = 0; p < live; ++p) b.slot_claimed[p] = 0;
   for (size_t i = 0; i < count; ++i) {
@@ -83,7 +80,7 @@ void AdvanceBeams(Translator::Impl& t, size_t s, size_t live, size_t count, size
       if (!taken) break;
     }
     const int32_t from = live_slot[b.next_parent[i]];
-    CopyCacheSlot(t, static_cast<size_t>(from), static_cast<size_t>(free_slot), step + 1);
+    decoder.CopyCacheSlot(static_cast<size_t>(from), static_cast<size_t>(free_slot), step + 1);
     for (size_t k = 0; k < step; ++k) {
       b.slot_ids[static_cast<size_t>(free_slot) * T + k] = b.slot_ids[static_cast<size_t>(from) * T + k];
     }
@@ -100,20 +97,19 @@ void AdvanceBeams(Translator::Impl& t, size_t s, size_t live, size_t count, size
 
 }  // namespace
 
-Status RunBeam(Translator::Impl& t, size_t batch, const SearchOptions& options,
-               size_t max_length) {
-  Buffers& b = t.buf;
-  const ModelDims& dims = t.m->dims;
-  const size_t V = static_cast<size_t>(dims.vocab_size);
-  const size_t K = static_cast<size_t>(t.limits.max_beam);
-  const size_t T = static_cast<size_t>(t.limits.max_target_tokens);
+Status RunBeam(const Decoder& decoder, const SearchBuffers& b, size_t batch,
+               const SearchOptions& options, size_t max_length) {
+  const StepRows& rows_of = decoder.rows();
+  const size_t V = b.vocab;
+  const size_t K = b.max_beam;
+  const size_t T = b.max_length;
   const size_t beam = static_cast<size_t>(options.beam_size);
   for (size_t s = 0; s < batch; ++s) {
     b.live_count[s] = 1;
     b.live_slot[s * K] = static_cast<int32_t>(s * K);
     b.slot_score[s * K] = 0.0f;
     b.done[s] = 0;
-    b.hyp_stored[s] = 0;
+    b.hyps.Clear(s);
   }
   for (size_t step = 0; step < max_length; ++step) {
     size_t rows = 0;
@@ -121,31 +117,30 @@ Status RunBeam(Translator::Impl& t, size_t batch, const SearchOptions& options,
       if (b.done[s]) continue;
       for (int32_t j = 0; j < b.live_count[s]; ++j) {
         const int32_t slot = b.live_slot[s * K + static_cast<size_t>(j)];
-        b.row_token[rows] = step == 0 ? dims.decoder_start_id
-                                      : b.slot_ids[static_cast<size_t>(slot) * T + step - 1];
-        b.row_slot[rows] = slot;
-        b.row_sentence[rows] = static_cast<int32_t>(s);
+        rows_of.token[rows] = step == 0 ? b.decoder_start_id
+                                        : b.slot_ids[static_cast<size_t>(slot) * T + step - 1];
+        rows_of.slot[rows] = slot;
+        rows_of.sentence[rows] = static_cast<int32_t>(s);
         ++rows;
       }
     }
     if (rows == 0) break;
-    HW_RETURN_IF_ERROR(DecoderStep(t, rows, step, b.logits));
+    HW_RETURN_IF_ERROR(decoder.Step(rows, step, b.logits));
 
     size_t row = 0;
     for (size_t s = 0; s < batch; ++s) {
       if (b.done[s]) continue;
       const size_t live = static_cast<size_t>(b.live_count[s]);
-      const size_t num_cand = SelectCandidates(t, s, live, b.logits + row * V, beam);
+      const size_t num_cand = SelectCandidates(b, s, live, b.logits + row * V, beam);
       row += live;
       size_t count = 0;
       for (size_t c = 0; c < num_cand && count < beam; ++c) {
         const size_t parent = static_cast<size_t>(b.cand_index[c]) / V;
         const int32_t token = static_cast<int32_t>(static_cast<size_t>(b.cand_index[c]) % V);
-        if (token == dims.eos_id) {
+        if (token == b.eos_id) {
           const size_t slot = static_cast<size_t>(b.live_slot[s * K + parent]);
-          StoreHypothesis(t, s, b.slot_ids + slot * T, step,
-                          NormalizedScore(b.cand_value[c], step + 1, options.length_penalty),
-                          true);
+          b.hyps.Store(s, b.slot_ids + slot * T, step,
+                       NormalizedScore(b.cand_value[c], step + 1, options.length_penalty), true);
           continue;
         }
         b.next_parent[count] = static_cast<int32_t>(parent);
@@ -153,23 +148,23 @@ Status RunBeam(Translator::Impl& t, size_t batch, const SearchOptions& options,
         b.next_score[count] = b.cand_value[c];
         ++count;
       }
-      if (static_cast<size_t>(b.hyp_stored[s]) >= beam || count == 0) {
+      if (b.hyps.count(s) >= beam || count == 0) {
         b.done[s] = 1;
         continue;
       }
-      AdvanceBeams(t, s, live, count, step);
+      AdvanceBeams(decoder, b, s, live, count, step);
       if (step + 1 == max_length) {
         for (size_t j = 0; j < count; ++j) {
           const size_t slot = static_cast<size_t>(b.live_slot[s * K + j]);
-          StoreHypothesis(t, s, b.slot_ids + slot * T, step + 1,
-                          NormalizedScore(b.slot_score[slot], step + 1, options.length_penalty),
-                          false);
+          b.hyps.Store(s, b.slot_ids + slot * T, step + 1,
+                       NormalizedScore(b.slot_score[slot], step + 1, options.length_penalty),
+                       false);
         }
         b.done[s] = 1;
       }
     }
   }
-  for (size_t s = 0; s < batch; ++s) OrderHypotheses(t, s);
+  for (size_t s = 0; s < batch; ++s) b.hyps.Order(s);
   return Status::Ok();
 }
 

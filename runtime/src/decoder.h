@@ -1,23 +1,63 @@
-// runtime/src/decoder.h: one incremental decoder step for a set of rows.
+// runtime/src/decoder.h: one incremental decoder step for a set of rows, and the cache copy a
+// beam needs, behind the Decoder the searches run.
 #ifndef HEADWISE_RUNTIME_DECODER_H_
 #define HEADWISE_RUNTIME_DECODER_H_
 
 #include <cstddef>
+#include <vector>
 
-#include "translator_impl.h"
+#include "activations.h"
+#include "network.h"
 
 namespace headwise {
 
-// Runs the decoder for `rows` rows at position `step` (all rows of a call advance together).
-// Row r feeds buf.row_token[r], appends its self-attention K/V at position `step` of cache
-// slot buf.row_slot[r] and attends to positions [0, step] of that slot, and cross-attends to the
-// source rows of sentence buf.row_sentence[r] (RunEncoder must have run). Writes the
-// unmasked logits of row r to logits + r * vocab_size. No allocation.
-Status DecoderStep(Translator::Impl& t, size_t rows, size_t step, float* logits);
+// The decoder's view of the arena (activations.h for the shapes). y .. ffn are its phase
+// scratch (the encoder's bytes, dead by the first step).
+struct DecoderBuffers {
+  SharedTables tables;
+  float* y = nullptr;    // [R, d]
+  float* qkv = nullptr;  // [R, 3 I_max] (also the cross-attention q)
+  float* ctx = nullptr;  // [R, I_max]
+  float* tmp = nullptr;  // [R, d]
+  float* ffn = nullptr;  // [R, ffn]
+  // The self-attention cache per decoder layer, [R slots, heads, T, hd] for K and for V
+  // (head-major within a slot so one head's keys stream through the cache); null where the
+  // block has no heads. Read and written by the steps, copied by CopyCacheSlot.
+  std::vector<float*> self_k;
+  std::vector<float*> self_v;
+  size_t max_length = 0;  // T: positions per slot
+  SourceRows source;      // read: what RunEncoder wrote
+  CrossKv cross;          // read: what RunEncoder wrote
+  StepRows rows;          // read: set by the search before each step
+};
 
-// Copies positions [0, length) of cache slot `from` to slot `to` in every decoder layer (a
-// beam that continues from a parent another beam already continues). from != to.
-void CopyCacheSlot(Translator::Impl& t, size_t from, size_t to, size_t length);
+// Binds the network and the decoder's buffers for one call; what greedy and beam search run.
+// Cheap to make (two references), no allocation.
+class Decoder {
+ public:
+  Decoder(const Network& net, const DecoderBuffers& buf) : net_(net), buf_(buf) {}
+
+  // The rows the search fills in before each Step.
+  const StepRows& rows() const { return buf_.rows; }
+
+  // Runs the decoder for `rows` rows at position `step` (all rows of a call advance together).
+  // Row r feeds rows().token[r], appends its self-attention K/V at position `step` of cache
+  // slot rows().slot[r] and attends to positions [0, step] of that slot, and cross-attends to
+  // the source rows of sentence rows().sentence[r] (RunEncoder must have run). Writes the
+  // unmasked logits of row r to logits + r * vocab_size. No allocation.
+  Status Step(size_t rows, size_t step, float* logits) const;
+
+  // Copies positions [0, length) of cache slot `from` to slot `to` in every decoder layer (a
+  // beam that continues from a parent another beam already continues). from != to.
+  void CopyCacheSlot(size_t from, size_t to, size_t length) const;
+
+ private:
+  Status SelfAttention(size_t l, size_t rows, size_t step) const;
+  Status CrossAttention(size_t l, size_t rows) const;
+
+  const Network& net_;
+  const DecoderBuffers& buf_;
+};
 
 }  // namespace headwise
 

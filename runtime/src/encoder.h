@@ -5,17 +5,33 @@
 
 #include <cstddef>
 
+#include "activations.h"
 #include "headwise/headwise.hpp"
-#include "translator_impl.h"
+#include "network.h"
 
 namespace headwise {
 
+// The encoder's view of the arena (activations.h for the shapes). x .. kv are its phase
+// scratch: the bytes are the decoder's scratch once the cross-attention K/V are written.
+struct EncoderBuffers {
+  SharedTables tables;
+  float* x = nullptr;    // [N, d]
+  float* qkv = nullptr;  // [N, 3 I_max]
+  float* ctx = nullptr;  // [N, I_max]
+  float* tmp = nullptr;  // [N, d]
+  float* ffn = nullptr;  // [N, ffn]
+  float* kv = nullptr;   // [N, 2 I_max cross]: the fused k|v projection before the transpose
+  SourceRows source;     // written
+  CrossKv cross;         // written
+};
+
 // Packs the `batch` sentences row after row (no padding: attention is run per sentence over its
 // own rows, which is what the key padding mask computes), runs every encoder layer, then
-// computes each decoder layer's cross-attention keys and values into buf.cross_k/v (head-major)
-// once; every beam of a sentence reads the same rows. Sets buf.src_offset / buf.src_len. The sources must
-// have been validated (ids in the vocabulary, lengths within limits). No allocation.
-Status RunEncoder(Translator::Impl& t, const TokenSpan* sources, size_t batch);
+// computes each decoder layer's cross-attention keys and values into buf.cross (head-major)
+// once; every beam of a sentence reads the same rows. Sets buf.source. The sources must have
+// been validated (ids in the vocabulary, lengths within limits). No allocation.
+Status RunEncoder(const Network& net, const EncoderBuffers& buf, const TokenSpan* sources,
+                  size_t batch);
 
 }  // namespace headwise
 

@@ -22,34 +22,34 @@ void EmbedTokens(const WeightView& table, const int32_t* ids, size_t rows, size_
   }
 }
 
-Status RunFeedForward(const Translator::Impl& t, const FullyConnected& fc1,
+Status RunFeedForward(const Network& net, const FullyConnected& fc1,
                       const FullyConnected& fc2, const LayerNormWeights& norm,
                       size_t rows, float* x, float* hidden, float* tmp) {
-  const ModelDims& dims = t.m->dims;
+  const ModelDims& dims = net.dims();
   const size_t d = static_cast<size_t>(dims.d_model);
-  HW_RETURN_IF_ERROR(fc1.Run(rows, x, hidden, t.pool.get()));
+  HW_RETURN_IF_ERROR(fc1.Run(rows, x, hidden, net.threads()));
   const size_t n = rows * fc1.output_channels();
   switch (dims.activation) {
     case ActivationKind::kRelu: break;  // fused into fc1's output clamp
     case ActivationKind::kSwish: kernels::SwishInPlace(hidden, n); break;
     case ActivationKind::kGelu: kernels::GeluInPlace(hidden, n); break;
   }
-  HW_RETURN_IF_ERROR(fc2.Run(rows, hidden, tmp, t.pool.get()));
+  HW_RETURN_IF_ERROR(fc2.Run(rows, hidden, tmp, net.threads()));
   kernels::AddLayerNorm(x, tmp, d, norm.gamma.f32(), norm.beta.f32(), rows, d, dims.layer_norm_eps);
   return Status::Ok();
 }
 
-Status FinishAttention(const Translator::Impl& t, const FullyConnected& out,
+Status FinishAttention(const Network& net, const FullyConnected& out,
                        const AttentionWeights& w, const LayerNormWeights& norm, size_t rows,
                        const float* ctx, float* tmp, float* x) {
-  const ModelDims& dims = t.m->dims;
+  const ModelDims& dims = net.dims();
   const size_t d = static_cast<size_t>(dims.d_model);
   if (w.num_heads == 0) {
     kernels::AddLayerNorm(x, w.out_b.f32(), 0, norm.gamma.f32(), norm.beta.f32(), rows, d,
                           dims.layer_norm_eps);
     return Status::Ok();
   }
-  HW_RETURN_IF_ERROR(out.Run(rows, ctx, tmp, t.pool.get()));
+  HW_RETURN_IF_ERROR(out.Run(rows, ctx, tmp, net.threads()));
   kernels::AddLayerNorm(x, tmp, d, norm.gamma.f32(), norm.beta.f32(), rows, d, dims.layer_norm_eps);
   return Status::Ok();
 }

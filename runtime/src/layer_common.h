@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "translator_impl.h"
+#include "network.h"
 
 namespace headwise {
 
@@ -22,13 +22,13 @@ void EmbedTokens(const WeightView& table, const int32_t* ids, size_t rows, size_
                  float scale, const float* positions, size_t position_stride, float* out);
 
 // x = LN(x + fc2(act(fc1(x)))) over `rows` rows; `hidden` holds [rows, ffn], `tmp` [rows, d].
-Status RunFeedForward(const Translator::Impl& t, const FullyConnected& fc1,
+Status RunFeedForward(const Network& net, const FullyConnected& fc1,
                       const FullyConnected& fc2, const LayerNormWeights& norm,
                       size_t rows, float* x, float* hidden, float* tmp);
 
 // x = LN(x + attention output). With heads, `out` projects ctx ([rows, I]) into tmp first;
 // without, the block's output is its out_proj bias for every row.
-Status FinishAttention(const Translator::Impl& t, const FullyConnected& out,
+Status FinishAttention(const Network& net, const FullyConnected& out,
                        const AttentionWeights& w, const LayerNormWeights& norm, size_t rows,
                        const float* ctx, float* tmp, float* x);
 

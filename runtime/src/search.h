@@ -1,39 +1,61 @@
-// runtime/src/search.h: greedy and beam search over DecoderStep, with the semantics fixed in
+// runtime/src/search.h: greedy and beam search over a Decoder, with the semantics fixed in
 // include/headwise/headwise.hpp (the PyTorch reference in trainer/ follows the same rules).
-// Both run after RunEncoder, write the results into the arena (buf.hyp*), and allocate nothing.
+// Both run after RunEncoder, write the results into the arena (buf.hyps), and allocate nothing.
 #ifndef HEADWISE_RUNTIME_SEARCH_H_
 #define HEADWISE_RUNTIME_SEARCH_H_
 
 #include <cstddef>
 #include <cstdint>
 
+#include "decoder.h"
 #include "headwise/headwise.hpp"
-#include "translator_impl.h"
+#include "hypotheses.h"
 
 namespace headwise {
 
-// `max_length` is the resolved limit (options.max_length or max_target_tokens).
-Status RunGreedy(Translator::Impl& t, size_t batch, const SearchOptions& options,
-                 size_t max_length);
-Status RunBeam(Translator::Impl& t, size_t batch, const SearchOptions& options,
-               size_t max_length);
+// The search's view of the arena (activations.h for the shapes) and the model constants it
+// needs. The decoder reads `rows`' arrays (Decoder::rows()); the search writes them.
+struct SearchBuffers {
+  size_t vocab = 0;       // V
+  size_t max_beam = 0;    // K: cache slots per sentence
+  size_t max_length = 0;  // T
+  int32_t pad_id = 0, eos_id = 0, decoder_start_id = 0;
+
+  float* logits = nullptr;  // [R, V]
+  // Per cache slot: the ids generated so far and the running sum of log-probabilities.
+  int32_t* slot_ids = nullptr;  // [R, T]
+  float* slot_score = nullptr;  // [R]
+  uint8_t* done = nullptr;      // [B]
+
+  // Beam bookkeeping.
+  int32_t* live_slot = nullptr;     // [B, K] slots of each sentence's live beams, in beam order
+  int32_t* live_count = nullptr;    // [B]
+  float* cand_value = nullptr;      // [2K] best candidates of one sentence
+  int32_t* cand_index = nullptr;    // [2K] beam * V + token
+  int32_t* next_parent = nullptr;   // [K]
+  int32_t* next_token = nullptr;    // [K]
+  float* next_score = nullptr;      // [K]
+  int32_t* next_slot = nullptr;     // [K]
+  uint8_t* slot_claimed = nullptr;  // [K]
+
+  HypothesisStore hyps;  // the results
+};
+
+// `max_length` is the resolved limit (options.max_length or max_target_tokens); `options` were
+// validated (ValidateSearchOptions).
+Status RunGreedy(const Decoder& decoder, const SearchBuffers& buf, size_t batch,
+                 const SearchOptions& options, size_t max_length);
+Status RunBeam(const Decoder& decoder, const SearchBuffers& buf, size_t batch,
+               const SearchOptions& options, size_t max_length);
 
 // Helpers shared by greedy.cc and beam.cc (search_common.cc).
 
 // Sets the PAD logit to -inf (PAD is never produced); returns log(sum exp(x - max)) over the
 // row and writes max, so that log_softmax(x)_v = (x_v - max) - returned value.
-float MaskPadAndLogSumExp(const Translator::Impl& t, float* logits, float* max_out);
+float MaskPadAndLogSumExp(const SearchBuffers& buf, float* logits, float* max_out);
 
 // sum_logprobs / length^length_penalty, all in float32 as the reference computes it.
 float NormalizedScore(float sum_logprobs, size_t length, float length_penalty);
-
-// Appends a hypothesis record for sentence s: `num_ids` ids (EOS excluded) and its normalised
-// score. The caller guarantees fewer than H records exist.
-void StoreHypothesis(Translator::Impl& t, size_t s, const int32_t* ids, size_t num_ids,
-                     float score, bool finished);
-
-// Orders sentence s's records by score, best first; ties keep insertion order.
-void OrderHypotheses(Translator::Impl& t, size_t s);
 
 }  // namespace headwise
 

@@ -2,40 +2,18 @@
 // built on the embedded tokenizers and Translator::TranslateIds. It allocates (tokenization,
 // result strings); the token-id path underneath does not.
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
 #include "headwise/headwise.hpp"
 #include "model_impl.h"
+#include "search_options.h"
 #include "tokenizer.h"
 
 namespace headwise {
 namespace {
 
 Status NoTokenizer() { return Status(ErrorCode::kTokenizer, "model has no tokenizer"); }
-
-// Checked here as well as in TranslateIds because a call whose lines are all blank never
-// reaches TranslateIds, and the answer to bad options must not depend on the text.
-Status ValidateSearch(const SearchOptions& o, const TranslatorLimits& limits) {
-  if (o.beam_size < 1 || o.beam_size > limits.max_beam) {
-    return InvalidArgument("beam_size " + std::to_string(o.beam_size) +
-                           " outside [1, max_beam " + std::to_string(limits.max_beam) + "]");
-  }
-  if (o.num_hypotheses < 1 || o.num_hypotheses > o.beam_size) {
-    return InvalidArgument("num_hypotheses " + std::to_string(o.num_hypotheses) +
-                           " outside [1, beam_size " + std::to_string(o.beam_size) + "]");
-  }
-  if (o.max_length < 0 || o.max_length > limits.max_target_tokens) {
-    return InvalidArgument("max_length " + std::to_string(o.max_length) +
-                           " outside [0, max_target_tokens " +
-                           std::to_string(limits.max_target_tokens) + "]");
-  }
-  if (!std::isfinite(o.length_penalty)) {
-    return InvalidArgument("length_penalty must be finite");
-  }
-  return Status::Ok();
-}
 
 std::string TextIndex(size_t i) { return "texts[" + std::to_string(i) + "]"; }
 
@@ -54,7 +32,9 @@ Result<std::string> Model::DecodeTarget(const int32_t* ids, size_t size) const {
 Result<std::vector<std::vector<TextHypothesis>>> Translator::Translate(
     const std::vector<std::string>& texts, const SearchOptions& options) {
   const TranslatorLimits& lim = limits();
-  HW_RETURN_IF_ERROR(ValidateSearch(options, lim));
+  // Checked before tokenizing as well as in TranslateIds: a call whose lines are all blank
+  // never reaches TranslateIds, and the answer to bad options must not depend on the text.
+  HW_RETURN_IF_ERROR(ValidateSearchOptions(options, lim));
   const Model& m = *model();
   if (!m.impl().tokenizer) return NoTokenizer();
   const Tokenizer& tokenizer = *m.impl().tokenizer;

@@ -1,6 +1,7 @@
 #include "translator_plan.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace headwise {
 
@@ -31,7 +32,8 @@ bool HasF16Matrices(const Model::Impl& model) { return HasMatrices(model, Weight
 bool HasInt8Weights(const Model::Impl& model) { return HasMatrices(model, WeightType::kI8); }
 
 void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
-                   size_t hyps_per_sentence, bool f16_compute, ArenaCarver& c, Buffers* buf) {
+                   size_t hyps_per_sentence, bool f16_compute, ArenaCarver& c,
+                   TranslatorBuffers* buf) {
   const ModelDims& dims = model.dims;
   const size_t B = static_cast<size_t>(limits.max_batch);
   const size_t S = static_cast<size_t>(limits.max_source_tokens);
@@ -53,31 +55,39 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
     dec_inner = std::max<size_t>({dec_inner, l.self_attn.inner(), l.cross_attn.inner()});
     heads = std::max<size_t>({heads, l.self_attn.num_heads, l.cross_attn.num_heads});
   }
+  EncoderBuffers& enc = buf->encoder;
+  DecoderBuffers& dec = buf->decoder;
+  SearchBuffers& search = buf->search;
 
   // Live for the whole Translator or a whole call.
+  SharedTables tables;
   buf->positions = c.Take<float>({P, d});
-  buf->scores = c.Take<float>({heads, P});
-  buf->scores_stride = P;
+  tables.positions = buf->positions;
+  tables.scores = c.Take<float>({heads, P});
+  tables.scores_stride = P;
   const size_t layers = model.decoder_layers.size();
-  buf->cross_k.assign(layers, nullptr);
-  buf->cross_v.assign(layers, nullptr);
-  buf->self_k.assign(layers, nullptr);
-  buf->self_v.assign(layers, nullptr);
+  CrossKv cross;
+  cross.k.assign(layers, nullptr);
+  cross.v.assign(layers, nullptr);
+  cross.rows = N;
+  dec.self_k.assign(layers, nullptr);
+  dec.self_v.assign(layers, nullptr);
+  dec.max_length = T;
   size_t cross_max = 0;
   for (size_t l = 0; l < layers; ++l) {
     const size_t self_inner = model.decoder_layers[l].self_attn.inner();
     const size_t cross_inner = model.decoder_layers[l].cross_attn.inner();
     cross_max = std::max(cross_max, cross_inner);
     if (cross_inner > 0) {
-      buf->cross_k[l] = c.Take<float>({N, cross_inner});
-      buf->cross_v[l] = c.Take<float>({N, cross_inner});
+      cross.k[l] = c.Take<float>({N, cross_inner});
+      cross.v[l] = c.Take<float>({N, cross_inner});
     }
     if (self_inner > 0) {
-      buf->self_k[l] = c.Take<float>({R, T, self_inner});
-      buf->self_v[l] = c.Take<float>({R, T, self_inner});
+      dec.self_k[l] = c.Take<float>({R, T, self_inner});
+      dec.self_v[l] = c.Take<float>({R, T, self_inner});
     }
   }
-  buf->logits = c.Take<float>({R, V});
+  search.logits = c.Take<float>({R, V});
   if (HasInt8Weights(model)) {
     const size_t widest = std::max<size_t>({d, static_cast<size_t>(dims.encoder_ffn_dim),
                                             static_cast<size_t>(dims.decoder_ffn_dim), enc_inner,
@@ -88,7 +98,7 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
     buf->int8.scale = c.Take<float>({buf->int8.max_rows});
   }
   if (f16_compute) {
-    // Every operator's input and output rows (translator.cc creates them): the encoder's and
+    // Every operator's input and output rows (network.cc creates them): the encoder's and
     // cross_kv run on N packed source rows, the decoder's and lm_head on R rows.
     const size_t enc_ffn = static_cast<size_t>(dims.encoder_ffn_dim);
     const size_t dec_ffn = static_cast<size_t>(dims.decoder_ffn_dim);
@@ -101,44 +111,65 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
     buf->f16.in = c.Take<uint16_t>({buf->f16.in_elements});
     buf->f16.out = c.Take<uint16_t>({buf->f16.out_elements});
   }
-  buf->src_offset = c.Take<int32_t>({B});
-  buf->src_len = c.Take<int32_t>({B});
-  buf->row_token = c.Take<int32_t>({R});
-  buf->row_slot = c.Take<int32_t>({R});
-  buf->row_sentence = c.Take<int32_t>({R});
-  buf->slot_ids = c.Take<int32_t>({R, T});
-  buf->slot_score = c.Take<float>({R});
-  buf->live_slot = c.Take<int32_t>({B, K});
-  buf->live_count = c.Take<int32_t>({B});
-  buf->done = c.Take<uint8_t>({B});
-  buf->cand_value = c.Take<float>({2 * K});
-  buf->cand_index = c.Take<int32_t>({2 * K});
-  buf->next_parent = c.Take<int32_t>({K});
-  buf->next_token = c.Take<int32_t>({K});
-  buf->next_score = c.Take<float>({K});
-  buf->next_slot = c.Take<int32_t>({K});
-  buf->slot_claimed = c.Take<uint8_t>({K});
-  buf->hyp = c.Take<HypothesisRecord>({B, H});
-  buf->hyp_ids = c.Take<int32_t>({B, H, T});
-  buf->hyp_stored = c.Take<int32_t>({B});
-  buf->hyp_order = c.Take<int32_t>({B, H});
+  SourceRows source;
+  source.offset = c.Take<int32_t>({B});
+  source.length = c.Take<int32_t>({B});
+  StepRows rows;
+  rows.token = c.Take<int32_t>({R});
+  rows.slot = c.Take<int32_t>({R});
+  rows.sentence = c.Take<int32_t>({R});
+  search.slot_ids = c.Take<int32_t>({R, T});
+  search.slot_score = c.Take<float>({R});
+  search.live_slot = c.Take<int32_t>({B, K});
+  search.live_count = c.Take<int32_t>({B});
+  search.done = c.Take<uint8_t>({B});
+  search.cand_value = c.Take<float>({2 * K});
+  search.cand_index = c.Take<int32_t>({2 * K});
+  search.next_parent = c.Take<int32_t>({K});
+  search.next_token = c.Take<int32_t>({K});
+  search.next_score = c.Take<float>({K});
+  search.next_slot = c.Take<int32_t>({K});
+  search.slot_claimed = c.Take<uint8_t>({K});
+  HypothesisStore& hyps = search.hyps;
+  hyps.records = c.Take<HypothesisRecord>({B, H});
+  hyps.ids = c.Take<int32_t>({B, H, T});
+  hyps.stored = c.Take<int32_t>({B});
+  hyps.order = c.Take<int32_t>({B, H});
+  hyps.per_sentence = H;
+  hyps.max_ids = T;
+  search.vocab = V;
+  search.max_beam = K;
+  search.max_length = T;
+  search.pad_id = dims.pad_id;
+  search.eos_id = dims.eos_id;
+  search.decoder_start_id = dims.decoder_start_id;
 
   // Phase scratch: the encoder's and the decoder's share the same bytes.
   const size_t phase = c.Mark();
-  buf->enc_x = c.Take<float>({N, d});
-  buf->enc_qkv = c.Take<float>({N, 3 * enc_inner});
-  buf->enc_ctx = c.Take<float>({N, enc_inner});
-  buf->enc_tmp = c.Take<float>({N, d});
-  buf->enc_ffn = c.Take<float>({N, static_cast<size_t>(dims.encoder_ffn_dim)});
-  buf->enc_kv = c.Take<float>({N, 2 * cross_max});
+  enc.x = c.Take<float>({N, d});
+  enc.qkv = c.Take<float>({N, 3 * enc_inner});
+  enc.ctx = c.Take<float>({N, enc_inner});
+  enc.tmp = c.Take<float>({N, d});
+  enc.ffn = c.Take<float>({N, static_cast<size_t>(dims.encoder_ffn_dim)});
+  enc.kv = c.Take<float>({N, 2 * cross_max});
   const size_t encoder_end = c.Mark();
   c.Rewind(phase);
-  buf->dec_y = c.Take<float>({R, d});
-  buf->dec_qkv = c.Take<float>({R, 3 * dec_inner});
-  buf->dec_ctx = c.Take<float>({R, dec_inner});
-  buf->dec_tmp = c.Take<float>({R, d});
-  buf->dec_ffn = c.Take<float>({R, static_cast<size_t>(dims.decoder_ffn_dim)});
+  dec.y = c.Take<float>({R, d});
+  dec.qkv = c.Take<float>({R, 3 * dec_inner});
+  dec.ctx = c.Take<float>({R, dec_inner});
+  dec.tmp = c.Take<float>({R, d});
+  dec.ffn = c.Take<float>({R, static_cast<size_t>(dims.decoder_ffn_dim)});
   c.Rewind(std::max(encoder_end, c.Mark()));
+
+  // What passes between the stages: the encoder writes the source layout and the cross K/V
+  // the decoder reads; the search writes the step rows the decoder reads.
+  enc.tables = tables;
+  enc.source = source;
+  enc.cross = cross;
+  dec.tables = tables;
+  dec.source = source;
+  dec.cross = std::move(cross);
+  dec.rows = rows;
 }
 
 }  // namespace headwise

@@ -1,20 +1,41 @@
 // runtime/src/translator_plan.h: the activation arena plan of a Translator, derived from the
-// model's dimensions (with each block's own kept-head width) and the declared limits.
+// model's dimensions (with each block's own kept-head width) and the declared limits, carved
+// into each stage's buffers.
 #ifndef HEADWISE_RUNTIME_TRANSLATOR_PLAN_H_
 #define HEADWISE_RUNTIME_TRANSLATOR_PLAN_H_
 
 #include <cstddef>
 
 #include "arena.h"
-#include "translator_impl.h"
+#include "decoder.h"
+#include "encoder.h"
+#include "fc/fully_connected.h"
+#include "headwise/headwise.hpp"
+#include "model_impl.h"
+#include "search.h"
 
 namespace headwise {
 
+// Every buffer of a Translator, grouped by the stage that uses it. The arrays that pass from
+// one stage to the next (activations.h) appear in both stages' structs with the same pointers.
+struct TranslatorBuffers {
+  float* positions = nullptr;  // [max(S, T), d], filled once at Create
+  EncoderBuffers encoder;
+  DecoderBuffers decoder;
+  SearchBuffers search;
+  // Quantized input rows of the int8 operators ([max(N, R), widest input]); empty unless the
+  // model has I8 weights.
+  Int8Scratch int8;
+  // F16 copies of one operator's input and output rows; empty unless the f16 path is on.
+  F16Scratch f16;
+};
+
 // Takes every buffer of `buf` from `carver` (see arena.h: run once to measure, once to carve).
-// `hyps_per_sentence` is H of translator_impl.h. `f16_compute`: F16 matrices run the f16 path
+// `hyps_per_sentence` is H of hypotheses.h. `f16_compute`: F16 matrices run the f16 path
 // (fc/fully_connected.h), which needs buf->f16.
 void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
-                   size_t hyps_per_sentence, bool f16_compute, ArenaCarver& carver, Buffers* buf);
+                   size_t hyps_per_sentence, bool f16_compute, ArenaCarver& carver,
+                   TranslatorBuffers* buf);
 
 // Whether any weight matrix of the model is stored F16 (embeddings excluded: they are read by
 // our own gather, never by an operator).

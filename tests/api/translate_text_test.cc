@@ -289,6 +289,10 @@ TEST_F(TranslateTextTest, SearchOptionsOutsideTheLimitsAreRejected) {
       auto out = t->Translate(texts, c.options);
       ASSERT_FALSE(out.ok()) << c.name;
       EXPECT_EQ(out.status().code(), ErrorCode::kInvalidArgument) << c.name;
+      // One validation for both paths: the token-id path gives the same message.
+      const int32_t eos[] = {kEos};
+      const TokenSpan span{eos, 1};
+      EXPECT_EQ(t->TranslateIds(&span, 1, c.options).message(), out.status().message()) << c.name;
     }
   }
   SearchOptions at_limit;

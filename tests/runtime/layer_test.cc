@@ -25,7 +25,7 @@ void CheckEncoder(const ModelOptions& o, const std::vector<std::vector<int32_t>>
   ASSERT_TRUE(impl.ok()) << impl.status().ToString();
   std::vector<TokenSpan> spans;
   for (const auto& s : sources) spans.push_back({s.data(), s.size()});
-  ASSERT_TRUE(RunEncoder(**impl, spans.data(), spans.size()).ok());
+  ASSERT_TRUE(RunEncoder((*impl)->net, (*impl)->buf.encoder, spans.data(), spans.size()).ok());
 
   const testing::ReferenceModel ref(tm->spec);
   const size_t d = o.d_model;
@@ -33,7 +33,7 @@ void CheckEncoder(const ModelOptions& o, const std::vector<std::vector<int32_t>>
   for (size_t s = 0; s < sources.size(); ++s) {
     const testing::Matrix want = ref.Encode(sources[s]);
     for (size_t i = 0; i < sources[s].size() * d; ++i) {
-      ASSERT_NEAR((*impl)->buf.enc_x[row * d + i], want[i], 2e-5) << "sentence " << s << " value " << i;
+      ASSERT_NEAR((*impl)->buf.encoder.x[row * d + i], want[i], 2e-5) << "sentence " << s << " value " << i;
     }
     row += sources[s].size();
   }

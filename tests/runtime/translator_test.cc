@@ -251,22 +251,21 @@ TEST(SearchTest, GreedyEqualsBeamOne) {
     so.length_penalty = 0.7f;
     std::vector<std::vector<int32_t>> greedy_ids;
     std::vector<float> greedy_scores;
-    ASSERT_TRUE(RunEncoder(t, spans.data(), 3).ok());
-    ASSERT_TRUE(RunGreedy(t, 3, so, 10).ok());
+    const HypothesisStore& hyps = t.buf.search.hyps;
+    ASSERT_TRUE(RunEncoder(t.net, t.buf.encoder, spans.data(), 3).ok());
+    ASSERT_TRUE(RunGreedy(t.decoder(), t.buf.search, 3, so, 10).ok());
     for (size_t s = 0; s < 3; ++s) {
-      const size_t rec = static_cast<size_t>(t.buf.hyp_order[s * t.hyps_per_sentence]);
-      const int32_t* ids = t.buf.hyp_ids + (s * t.hyps_per_sentence + rec) * 10;
-      greedy_ids.emplace_back(ids, ids + t.buf.hyp[s * t.hyps_per_sentence + rec].length);
-      greedy_scores.push_back(t.buf.hyp[s * t.hyps_per_sentence + rec].score);
+      const HypothesisView best = hyps.Get(s, 0);
+      greedy_ids.emplace_back(best.ids, best.ids + best.size);
+      greedy_scores.push_back(best.score);
     }
-    ASSERT_TRUE(RunEncoder(t, spans.data(), 3).ok());
-    ASSERT_TRUE(RunBeam(t, 3, so, 10).ok());
+    ASSERT_TRUE(RunEncoder(t.net, t.buf.encoder, spans.data(), 3).ok());
+    ASSERT_TRUE(RunBeam(t.decoder(), t.buf.search, 3, so, 10).ok());
     for (size_t s = 0; s < 3; ++s) {
-      const size_t rec = static_cast<size_t>(t.buf.hyp_order[s * t.hyps_per_sentence]);
-      const int32_t* ids = t.buf.hyp_ids + (s * t.hyps_per_sentence + rec) * 10;
-      EXPECT_EQ(std::vector<int32_t>(ids, ids + t.buf.hyp[s * t.hyps_per_sentence + rec].length), greedy_ids[s])
+      const HypothesisView best = hyps.Get(s, 0);
+      EXPECT_EQ(std::vector<int32_t>(best.ids, best.ids + best.size), greedy_ids[s])
           << l.name << " sentence " << s;
-      EXPECT_EQ(t.buf.hyp[s * t.hyps_per_sentence + rec].score, greedy_scores[s]) << l.name;
+      EXPECT_EQ(best.score, greedy_scores[s]) << l.name;
     }
   }
 }

@@ -1,0 +1,18 @@
+// runtime/src/search_options.h: the one check of a SearchOptions against a Translator's
+// limits, for the token-id path (translate_ids.cc) and the text path (translate_text.cc, which
+// checks before tokenizing so that the answer never depends on the text).
+#ifndef HEADWISE_RUNTIME_SEARCH_OPTIONS_H_
+#define HEADWISE_RUNTIME_SEARCH_OPTIONS_H_
+
+#include "headwise/headwise.hpp"
+
+namespace headwise {
+
+// beam_size in [1, max_beam], num_hypotheses in [1, beam_size], length_penalty finite,
+// max_length in [0, max_target_tokens]. Errors: kInvalidArgument naming the field, its value
+// and the allowed range.
+Status ValidateSearchOptions(const SearchOptions& options, const TranslatorLimits& limits);
+
+}  // namespace headwise
+
+#endif  // HEADWISE_RUNTIME_SEARCH_OPTIONS_H_
