@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&n, args.data());
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 2;
   headwise::bench::RegisterOperatorBenchmarks(config);
+  headwise::bench::RegisterInt8KernelBenchmarks(config);
   headwise::bench::RegisterLayerBenchmarks(config);
   headwise::bench::RegisterModelBenchmarks(config);
   headwise::bench::RegisterLoadBenchmarks(config);

@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <ctime>
 #include <string>
 
 namespace headwise::bench {
@@ -17,6 +18,7 @@ struct BenchConfig {
 
 // Each file registers its benchmarks for the chosen set (bench_main.cc calls them in order).
 void RegisterOperatorBenchmarks(const BenchConfig& config);
+void RegisterInt8KernelBenchmarks(const BenchConfig& config);
 void RegisterLayerBenchmarks(const BenchConfig& config);
 void RegisterModelBenchmarks(const BenchConfig& config);
 void RegisterLoadBenchmarks(const BenchConfig& config);
@@ -31,6 +33,14 @@ size_t CurrentRssBytes();
 size_t ProbePeakRss(const std::string& model_path, int threads);
 // The child side; returns the exit status.
 int RunRssProbe(const char* model_path, int threads);
+
+// CPU time of the calling thread: on a busy machine it excludes the time other processes
+// hold the core (wall time does not), so ratios measured with it are steadier.
+inline double ThreadCpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 inline double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -82,14 +82,6 @@ void BM_Greedy(benchmark::State& state, SyntheticOptions o, int batch, int threa
   state.counters["arena_bytes"] = static_cast<double>((*tr)->arena_bytes());
 }
 
-// CPU time of the calling thread: on a busy machine it excludes the time other processes
-// hold the core (wall time does not), so ratios measured with it are steadier.
-double ThreadCpuSeconds() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
 // One iteration: greedy 64 tokens, greedy 1 token (encoder + first step), and the decoder's
 // matrix products for 63 steps run alone on fixed inputs, all in CPU time of this thread (one
 // thread: no pool). decode step = (t64 - t1) / 63; the ratio of the two is the runtime's

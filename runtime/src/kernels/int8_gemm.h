@@ -4,9 +4,19 @@
 //   xq[r, :] = round(x[r, :] / sx[r]),  sx[r] = max_k |x[r, k]| / 127   (symmetric, [-127, 127])
 //   y[r, o]  = clamp(sx[r] * sw[o] * sum_k xq[r, k] * w[o, k] + bias[o], min, max)
 // w is [out, k] int8 row-major in [-127, 127] with one scale sw[o] per output channel (the file's
-// I8 layout, read in place). Sums are exact in int32 (k < 2^17). On x86 with AVX2 the product
-// runs 32 multiply-adds per instruction pair (sign trick: |x| * sign(w, x) as u8 x s8, no
-// saturation since 127 * 127 * 2 < 2^15); elsewhere a portable loop gives the same integers.
+// I8 layout, read in place). Sums are exact in int32 (k < 2^17).
+//
+// Kernel families, one file each (int8_gemm_<family>.cc), chosen once per process from the CPU
+// (Int8Kernels(): the first available entry wins):
+//   avx2          x86 with AVX2: 32 multiply-adds per instruction pair (|x| * sign(w, x) as
+//                 u8 x s8; no saturation since 127 * 127 * 2 < 2^15)
+//   neon-dotprod  aarch64 with the dot-product extension (SDOT; Cortex-A55/A76, Raspberry Pi 5)
+//   neon          aarch64 without it (Cortex-A53/A72, Raspberry Pi 3/4): SMULL/SMLAL/SADALP
+//   neon-armv7    32-bit ARM with NEON (armhf; cpuinfo_has_arm_neon() decides at run time)
+//   portable      the reference loops below, everywhere else
+// Every family gives the reference loop's exact int32 sums and finishes them with the same
+// scalar code (int8_gemm_kernel.h), so y is bit-identical to Int8GemmReference on every path;
+// QuantizeRowsDynamic gives QuantizeRowsReference's bytes and scales for finite x.
 #ifndef HEADWISE_RUNTIME_KERNELS_INT8_GEMM_H_
 #define HEADWISE_RUNTIME_KERNELS_INT8_GEMM_H_
 
@@ -19,12 +29,12 @@ namespace headwise::kernels {
 // dense) and scale[rows]. An all-zero row gets scale 0 and zeros.
 void QuantizeRowsDynamic(const float* x, size_t rows, size_t cols, size_t x_stride, int8_t* q,
                          float* scale);
-// The portable loop; QuantizeRowsDynamic gives the same bytes on every path for finite x.
+// The portable loop.
 void QuantizeRowsReference(const float* x, size_t rows, size_t cols, size_t x_stride, int8_t* q,
                            float* scale);
 
 struct Int8GemmArgs {
-  const int8_t* xq = nullptr;      // [rows, k]
+  const int8_t* xq = nullptr;      // [rows, k], values in [-127, 127]
   const float* x_scale = nullptr;  // [rows]
   size_t rows = 0;
   size_t k = 0;
@@ -39,11 +49,26 @@ struct Int8GemmArgs {
 // Output channels [begin, end) of every row. Different ranges may run on different threads.
 void Int8Gemm(const Int8GemmArgs& a, size_t begin, size_t end);
 
-// The portable loop (also what the tests compare the dispatched kernel with).
+// The portable loop (also what the tests compare every kernel with).
 void Int8GemmReference(const Int8GemmArgs& a, size_t begin, size_t end);
 
-// "avx2" or "portable": the kernel Int8Gemm dispatches to on this CPU.
+// The name of the family Int8Gemm and QuantizeRowsDynamic dispatch to on this CPU, e.g.
+// "neon-dotprod" (a static string).
 const char* Int8GemmKernelName();
+
+// One kernel family compiled into this build.
+struct Int8Kernel {
+  const char* name;
+  bool (*available)();  // whether this CPU can run it (cpuinfo; cached, thread-safe)
+  void (*gemm)(const Int8GemmArgs& a, size_t begin, size_t end);
+  void (*quantize)(const float* x, size_t rows, size_t cols, size_t x_stride, int8_t* q,
+                   float* scale);
+};
+
+// Every family compiled into this build for this architecture, most preferred first; the last
+// is always "portable" (the reference loops). *count receives the number of entries. For tests
+// and benchmarks, which run each available family against the reference.
+const Int8Kernel* Int8Kernels(size_t* count);
 
 }  // namespace headwise::kernels
 

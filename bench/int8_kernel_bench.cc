@@ -1,0 +1,86 @@
+// int8 kernel families side by side (runtime/src/kernels/int8_gemm.h): every family this CPU can
+// run, portable loop included, on the same quantize + product in turn within each iteration,
+// so load changes hit every family alike and the ratios come from one run. For a Raspberry Pi:
+//   headwise_bench --benchmark_filter=op/int8_families --benchmark_format=json
+// Counters: us_<family> (microseconds of this thread's CPU time per quantize + product),
+// x_<family> (the portable loop's time over the family's), same_<family> (1 if its output was
+// bit-identical to the portable loop's in the last iteration; the tests check this, the bench
+// only reports it), macs; the label names the family Int8Gemm dispatches to.
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "bench/synthetic_model.h"
+#include "kernels/int8_gemm.h"
+
+namespace headwise::bench {
+namespace {
+
+void BM_Int8Families(benchmark::State& state, size_t in, size_t out, size_t rows) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> q(-127, 127);
+  std::vector<float> x(rows * in), w_scale(out), bias(out), x_scale(rows);
+  std::vector<int8_t> w(out * in), xq(rows * in);
+  for (float& v : x) v = u(rng);
+  for (int8_t& v : w) v = static_cast<int8_t>(q(rng));
+  for (float& v : w_scale) v = 0.01f * (1.5f + u(rng));
+  for (float& v : bias) v = 0.1f * u(rng);
+  size_t n = 0;
+  const kernels::Int8Kernel* all = kernels::Int8Kernels(&n);
+  std::vector<const kernels::Int8Kernel*> families;
+  for (size_t i = 0; i < n; ++i) {
+    if (all[i].available()) families.push_back(&all[i]);
+  }
+  std::vector<std::vector<float>> y(families.size(), std::vector<float>(rows * out));
+  std::vector<double> seconds(families.size(), 0.0);
+  kernels::Int8GemmArgs a{xq.data(), x_scale.data(), rows, in, w.data(), w_scale.data(),
+                          bias.data(), nullptr, out, -1e30f, 1e30f};
+  for (auto _ : state) {
+    for (size_t f = 0; f < families.size(); ++f) {
+      const double t0 = ThreadCpuSeconds();
+      families[f]->quantize(x.data(), rows, in, in, xq.data(), x_scale.data());
+      a.y = y[f].data();
+      families[f]->gemm(a, 0, out);
+      benchmark::DoNotOptimize(y[f].data());
+      seconds[f] += ThreadCpuSeconds() - t0;
+    }
+  }
+  const double iterations = static_cast<double>(state.iterations());
+  const size_t portable = families.size() - 1;  // the table ends with the portable loop
+  for (size_t f = 0; f < families.size(); ++f) {
+    const std::string name = families[f]->name;
+    state.counters["us_" + name] = seconds[f] / iterations * 1e6;
+    state.counters["x_" + name] = seconds[portable] / seconds[f];
+    state.counters["same_" + name] =
+        std::memcmp(y[f].data(), y[portable].data(), y[f].size() * sizeof(float)) == 0 ? 1 : 0;
+  }
+  state.counters["macs"] = static_cast<double>(rows * in * out);
+  state.SetLabel(std::string("dispatched: ") + kernels::Int8GemmKernelName());
+}
+
+}  // namespace
+
+void RegisterInt8KernelBenchmarks(const BenchConfig& config) {
+  std::vector<ModelSize> sizes = {config.smoke ? kTiny : kShipped};
+  if (config.long_set) sizes.push_back(kBase);
+  // 1 row: a greedy decode step; 4: beam 4; 20: one sentence's encoder.
+  const std::vector<size_t> row_counts = config.smoke ? std::vector<size_t>{1} : std::vector<size_t>{1, 4, 20};
+  for (const ModelSize& z : sizes) {
+    const size_t d = z.d_model, f = z.ffn, V = z.vocab;
+    const struct { const char* name; size_t in, out; } shapes[] = {
+        {"qkv", d, 3 * d}, {"fc1", d, f}, {"fc2", f, d}, {"lm_head", d, V}};
+    for (const auto& s : shapes) {
+      for (size_t rows : row_counts) {
+        const std::string name = std::string("op/int8_families/") + z.name + "/" + s.name +
+                                 "/rows:" + std::to_string(rows);
+        auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Int8Families, s.in, s.out, rows);
+        if (config.smoke) b->Iterations(3);
+      }
+    }
+  }
+}
+
+}  // namespace headwise::bench
