@@ -39,8 +39,10 @@ Options:
   --fp16 MODE             fp16 arithmetic for fp16 models: auto (default: where the CPU has
                           it, aarch64 with ARMv8.2 FP16), off (always F32), require (no
                           translator, exit 3, where it is not available)
-  --verbose               print the compute precision and why to standard error, e.g.
+  --verbose               print the compute precision and why, and the kernel each weight
+                          format runs on this CPU, to standard error, e.g.
                           "headwise-translate: precision f16: the CPU has fp16 arithmetic ..."
+                          "headwise-translate: kernels int8: neon-dotprod"
   -h, --help              print this help and exit
   --version               print the version and exit
   --                      end of options: every later argument is a TEXT

@@ -115,6 +115,7 @@ int Run(const CliOptions& o) {
 
   if (o.verbose) {
     PrintError(std::string("precision ") + (*translator)->precision_note());
+    PrintError(std::string("kernels ") + (*translator)->kernel_paths());
   }
 
   SearchOptions search;

@@ -118,6 +118,9 @@ const char* hw_precision_name(hw_precision precision);
 /* One line on why the translator computes in that precision; "" for NULL. Owned by the
  * translator. */
 const char* hw_translator_precision_note(const hw_translator* translator);
+/* The kernel each kind of matrix product runs, e.g. "int8: neon-dotprod" (see
+ * headwise::Translator::kernel_paths in headwise.hpp); "" for NULL. Owned by the translator. */
+const char* hw_translator_kernel_paths(const hw_translator* translator);
 
 /* Text path: translates n UTF-8 lines. *out_result is owned by the caller (hw_result_free). */
 hw_status hw_translate(hw_translator* translator, const char* const* texts, size_t n,

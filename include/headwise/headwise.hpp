@@ -247,6 +247,14 @@ class Translator {
   // CPU has no fp16 arithmetic (cpuinfo: no ARMv8.2 FP16 arithmetic); F16 weights widened".
   MatmulPrecision matmul_precision() const;
   const std::string& precision_note() const;
+  // The kernels the matrix products run, per weight format, chosen at Create from the model and
+  // this CPU (cpuinfo), so a user on a device can see what runs: "<format>: <kernel>" for each
+  // distinct path, joined with ", ", e.g. "int8: neon-dotprod" (aarch64 with the dot-product
+  // extension), "int8: neon", "int8: neon-armv7", "int8: avx2", "int8: portable",
+  // "fp16: xnnpack", "fp32: xnnpack"; a path taken only by one-row products (batch-1 decode
+  // steps) or only by products of several rows is marked "(1 row)" / "(2+ rows)", e.g.
+  // "fp32: xnnpack (2+ rows), fp32: f32-gemv-avx2 (1 row)".
+  const std::string& kernel_paths() const;
 
   struct Impl;  // runtime-private
 

@@ -202,6 +202,10 @@ const char* hw_translator_precision_note(const hw_translator* translator) {
   return translator == nullptr ? "" : translator->translator->precision_note().c_str();
 }
 
+const char* hw_translator_kernel_paths(const hw_translator* translator) {
+  return translator == nullptr ? "" : translator->translator->kernel_paths().c_str();
+}
+
 hw_status hw_translate(hw_translator* translator, const char* const* texts, size_t n,
                        const hw_search_params* params, hw_result** out_result) {
   return Guard([&] {

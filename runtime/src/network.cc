@@ -1,5 +1,6 @@
 #include "network.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -33,6 +34,38 @@ Status CreateFeedForward(const FfnWeights& w, const FcParams& fc1_params,
 }
 
 }  // namespace
+
+std::string KernelPaths(const Network& net) {
+  std::vector<const FullyConnected*> ops;
+  for (const EncoderLayerOps& e : net.encoder) ops.insert(ops.end(), {&e.qkv, &e.out, &e.fc1, &e.fc2});
+  for (const DecoderLayerOps& d : net.decoder) {
+    ops.insert(ops.end(), {&d.self_qkv, &d.self_out, &d.cross_q, &d.cross_kv, &d.cross_out, &d.fc1, &d.fc2});
+  }
+  ops.push_back(&net.lm_head);
+  struct Path {
+    std::string name;
+    bool one_row = false, more_rows = false;
+  };
+  std::vector<Path> paths;
+  const auto note = [&paths](const std::string& name, bool one_row) {
+    auto it = std::find_if(paths.begin(), paths.end(), [&](const Path& p) { return p.name == name; });
+    if (it == paths.end()) it = paths.insert(paths.end(), Path{name});
+    (one_row ? it->one_row : it->more_rows) = true;
+  };
+  for (const FullyConnected* op : ops) {
+    if (!op->valid()) continue;  // a block without heads
+    note(op->KernelName(2), false);
+    note(op->KernelName(1), true);
+  }
+  std::string out;
+  for (const Path& p : paths) {
+    if (!out.empty()) out += ", ";
+    out += p.name;
+    if (!p.more_rows) out += " (1 row)";
+    if (!p.one_row) out += " (2+ rows)";
+  }
+  return out;
+}
 
 Status CreateNetwork(const Model::Impl& m, int num_threads, const Int8Scratch* int8,
                      const F16Scratch* f16, Network* net) {

@@ -10,6 +10,7 @@
 #ifndef HEADWISE_RUNTIME_NETWORK_H_
 #define HEADWISE_RUNTIME_NETWORK_H_
 
+#include <string>
 #include <vector>
 
 #include "fc/fully_connected.h"
@@ -46,6 +47,12 @@ struct Network {
   const ModelDims& dims() const { return model->dims; }
   pthreadpool* threads() const { return pool.get(); }
 };
+
+// The kernel paths the operators run (FullyConnected::KernelName), distinct, in operator order
+// (encoder, decoder, lm_head), joined with ", ". A path that only one-row products take (a
+// batch-1 decode step) is marked "(1 row)", one that only products of several rows take
+// "(2+ rows)": e.g. "int8: neon-dotprod", "fp32: xnnpack (2+ rows), fp32: f32-gemv-avx2 (1 row)".
+std::string KernelPaths(const Network& net);
 
 // Starts the pool and creates every operator of `model`. `int8` is the int8 operators'
 // scratch (used when the model has I8 matrices); `f16` non-null runs F16 matrices in fp16

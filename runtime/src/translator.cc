@@ -132,6 +132,7 @@ Result<std::unique_ptr<Translator::Impl>> CreateTranslatorImpl(std::shared_ptr<c
 
   HW_RETURN_IF_ERROR(CreateNetwork(m, limits.num_threads, &impl->buf.int8,
                                    f16 ? &impl->buf.f16 : nullptr, &impl->net));
+  impl->kernel_paths = KernelPaths(impl->net);
   return impl;
 }
 
@@ -149,6 +150,7 @@ const std::shared_ptr<const Model>& Translator::model() const { return impl_->mo
 size_t Translator::arena_bytes() const { return impl_->arena.size(); }
 MatmulPrecision Translator::matmul_precision() const { return impl_->precision; }
 const std::string& Translator::precision_note() const { return impl_->precision_note; }
+const std::string& Translator::kernel_paths() const { return impl_->kernel_paths; }
 
 const char* MatmulPrecisionName(MatmulPrecision precision) {
   switch (precision) {

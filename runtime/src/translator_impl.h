@@ -40,6 +40,7 @@ struct Translator::Impl {
   // Decided at Create (translator.cc): the f16 path is on when `precision` is kF16.
   MatmulPrecision precision = MatmulPrecision::kF32;
   std::string precision_note;
+  std::string kernel_paths;  // KernelPaths(net), once the network exists
 
   Arena arena;
   TranslatorBuffers buf;

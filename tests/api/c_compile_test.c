@@ -96,6 +96,7 @@ static void check_model(const char* path, int32_t eos) {
   if (translator == NULL) return;
   CHECK(strlen(hw_precision_name(hw_translator_precision(translator))) > 0);
   CHECK(hw_translator_precision_note(translator) != NULL);
+  CHECK(strlen(hw_translator_kernel_paths(translator)) > 0);
 
   sp.beam_size = 2;
   sp.num_hypotheses = 2;

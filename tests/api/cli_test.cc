@@ -123,6 +123,27 @@ TEST(Cli, VerboseNamesThePrecision) {
   }
 }
 
+// --verbose also names the kernel each weight format runs: the same line as
+// Translator::kernel_paths() for the same model on this CPU (the qemu CPU-model runs in
+// tests/platforms insist on the family, e.g. "kernels int8: neon-dotprod" on a Cortex-A76).
+TEST(Cli, VerboseNamesTheKernels) {
+  for (const char* name : {"/tiny.hwm", "/tiny.int8.hwm"}) {
+    const std::string model = std::string(HW_API_MODEL_DIR) + name;
+    auto loaded = headwise::Model::Load(model);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    headwise::TranslatorLimits limits;
+    auto tr = headwise::Translator::Create(*loaded, limits);
+    ASSERT_TRUE(tr.ok()) << tr.status().ToString();
+    const std::string want = "headwise-translate: kernels " + (*tr)->kernel_paths() + "\n";
+    EXPECT_NE((*tr)->kernel_paths().find(std::string(name) == "/tiny.hwm" ? "fp32: " : "int8: "),
+              std::string::npos)
+        << (*tr)->kernel_paths();
+    const CliRun run = Translate({"-m", model, "--verbose", "Open the file."});
+    EXPECT_EQ(run.code, 0) << run.err;
+    EXPECT_NE(run.err.find(want), std::string::npos) << run.err;
+  }
+}
+
 TEST(Cli, UsageErrorsExitTwo) {
   const std::vector<std::vector<std::string>> bad = {
       {"-m", kModel, "--frobnicate"},

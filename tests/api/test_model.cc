@@ -204,6 +204,10 @@ Status WriteStandardModels(const std::string& dir) {
   convert::ModelSpec fp16 = RandomModelSpec(&en, &de);
   convert::ApplyWeightFormat(convert::WeightFormat::kF16, &fp16);
   HW_RETURN_IF_ERROR(convert::WriteModelFile(fp16, dir + "/tiny.fp16.hwm", overwrite));
+  // And with I8 weight matrices (the int8 kernels: --verbose names the family, tests/platforms).
+  convert::ModelSpec int8 = RandomModelSpec(&en, &de);
+  convert::ApplyWeightFormat(convert::WeightFormat::kI8, &int8);
+  HW_RETURN_IF_ERROR(convert::WriteModelFile(int8, dir + "/tiny.int8.hwm", overwrite));
   return convert::WriteModelFile(RandomModelSpec(nullptr, nullptr), dir + "/no_tokenizer.hwm",
                                  overwrite);
 }

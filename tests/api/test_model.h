@@ -58,8 +58,9 @@ class ScratchDir {
   std::string path_;
 };
 
-// Writes the standard test models into `dir`: tiny.hwm (tokenizer, source "en" / target "de")
-// and no_tokenizer.hwm. Returns the first error.
+// Writes the standard test models into `dir`: tiny.hwm (tokenizer, source "en" / target "de"),
+// tiny.fp16.hwm and tiny.int8.hwm (its weight matrices in F16 / I8) and no_tokenizer.hwm.
+// Returns the first error.
 Status WriteStandardModels(const std::string& dir);
 
 }  // namespace headwise::testing

@@ -1,0 +1,77 @@
+// Translator::kernel_paths(): the kernel each weight format's matrix products run, as the
+// operators were created (fc/, kernels/). The int8 model must name the family Int8Gemm
+// dispatches to on this CPU (and, under the qemu CPU-model tests of tests/platforms,
+// HEADWISE_EXPECT_INT8_KERNEL's); fp32 names XNNPACK, with the one-row gemv where this CPU has
+// it; fp16 names XNNPACK's f16 operators where the f16 path is on.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "kernels/f32_gemv.h"
+#include "kernels/int8_gemm.h"
+#include "tests/runtime/test_model.h"
+#include "xnn_backend.h"
+
+namespace headwise {
+namespace {
+
+std::unique_ptr<testing::TestModel> Build(convert::WeightFormat f) {
+  testing::ModelOptions o;
+  o.d_model = 32;
+  o.vocab = 40;
+  o.pad = o.start = 39;
+  o.kept = {{0, 2}, {}, {1}, {}, {}, {2, 3}};  // pruned and empty blocks: no operator there
+  auto m = std::make_unique<testing::TestModel>();
+  m->spec = testing::MakeSpec(o);
+  convert::ApplyWeightFormat(f, &m->spec);
+  m->image = std::make_unique<testing::AlignedBytes>(testing::Serialize(m->spec));
+  auto loaded = Model::LoadFromMemory(m->image->data(), m->image->size());
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  if (loaded.ok()) m->model = *loaded;
+  return m;
+}
+
+std::string PathsOf(const testing::TestModel& m, Fp16Compute fp16 = Fp16Compute::kAuto) {
+  TranslatorLimits limits;
+  limits.max_batch = 2;
+  limits.max_source_tokens = 8;
+  limits.max_target_tokens = 8;
+  limits.fp16_compute = fp16;
+  auto tr = Translator::Create(m.model, limits);
+  EXPECT_TRUE(tr.ok()) << tr.status().ToString();
+  return tr.ok() ? (*tr)->kernel_paths() : "";
+}
+
+TEST(KernelPaths, Int8ModelNamesTheDispatchedFamily) {
+  auto m = Build(convert::WeightFormat::kI8);
+  ASSERT_TRUE(m->model);
+  const std::string paths = PathsOf(*m);
+  std::printf("int8 model: kernels %s\n", paths.c_str());
+  EXPECT_EQ(paths, std::string("int8: ") + kernels::Int8GemmKernelName());
+  if (const char* want = std::getenv("HEADWISE_EXPECT_INT8_KERNEL"); want != nullptr && *want != '\0') {
+    EXPECT_EQ(paths, std::string("int8: ") + want);
+  }
+}
+
+TEST(KernelPaths, Fp32AndFp16ModelsNameXnnpackAndTheOneRowGemv) {
+  auto m32 = Build(convert::WeightFormat::kF32);
+  auto m16 = Build(convert::WeightFormat::kF16);
+  ASSERT_TRUE(m32->model && m16->model);
+  const std::string gemv = std::string("fp32: xnnpack (2+ rows), fp32: ") +
+                           kernels::F32GemvKernelName() + " (1 row)";
+  const std::string f32 = PathsOf(*m32);
+  std::printf("fp32 model: kernels %s\n", f32.c_str());
+  EXPECT_EQ(f32, kernels::HaveFastF32Gemv() ? gemv : "fp32: xnnpack");
+  // F16 weights widened to F32 (fp16_compute off) always run XNNPACK f32, one row included.
+  EXPECT_EQ(PathsOf(*m16, Fp16Compute::kOff), "fp32: xnnpack");
+  ASSERT_TRUE(InitXnnpack().ok());
+  const std::string f16 = PathsOf(*m16, Fp16Compute::kAuto);
+  std::printf("fp16 model: kernels %s\n", f16.c_str());
+  EXPECT_EQ(f16, DetectFp16Arithmetic().available ? "fp16: xnnpack" : "fp32: xnnpack");
+}
+
+}  // namespace
+}  // namespace headwise
