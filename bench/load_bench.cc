@@ -53,7 +53,7 @@ std::string WriteTemp(const std::vector<uint8_t>& image, const std::string& tag)
 
 void BM_Load(benchmark::State& state, SyntheticOptions o) {
   const std::vector<uint8_t> image = SerializeSynthetic(o);
-  const std::string path = WriteTemp(image, std::string(o.size.name) + "_" + convert::WeightFormatName(o.weights));
+  const std::string path = WriteTemp(image, std::string(o.size.name) + "_" + WeightFormatName(o.weights));
   size_t arena = 0, weights = 0;
   for (auto _ : state) {
     Result<std::shared_ptr<const Model>> model = Model::Load(path);
@@ -120,12 +120,12 @@ void RegisterLoadBenchmarks(const BenchConfig& config) {
   std::vector<ModelSize> sizes = {config.smoke ? kTiny : kShipped};
   if (config.long_set) sizes.push_back(kBase);
   for (const ModelSize& z : sizes) {
-    for (convert::WeightFormat format :
-         {convert::WeightFormat::kF32, convert::WeightFormat::kF16, convert::WeightFormat::kI8}) {
+    for (WeightFormat format :
+         {WeightFormat::kF32, WeightFormat::kF16, WeightFormat::kI8}) {
       SyntheticOptions o{z, z.heads, z.heads, z.heads, 1};
       o.weights = format;
       const std::string name = std::string("load/") + z.name + "/weights:" +
-                               convert::WeightFormatName(format);
+                               WeightFormatName(format);
       auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Load, o);
       b->Unit(benchmark::kMillisecond);
       b->Iterations(config.smoke ? 1 : 3);

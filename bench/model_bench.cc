@@ -22,7 +22,7 @@ constexpr int kSteps = 64;
 std::string Key(const SyntheticOptions& o) {
   return std::string(o.size.name) + "/" + std::to_string(o.encoder_heads) + "/" +
          std::to_string(o.decoder_self_heads) + "/" + std::to_string(o.decoder_cross_heads) + "/" +
-         convert::WeightFormatName(o.weights);
+         WeightFormatName(o.weights);
 }
 
 // Benchmarks run in registration order, so consecutive ones on the same model share it; one
@@ -138,7 +138,7 @@ void BM_DecodeStepVsMatrixOps(benchmark::State& state, SyntheticOptions o) {
 // every point alike and the ratios stay meaningful on a busy machine. Counters ms_heads_K and
 // work_heads_K (multiply-adds relative to all heads) per encoder head total K.
 void BM_HeadsSweep(benchmark::State& state, ModelSize z, bool everything,
-                   convert::WeightFormat format) {
+                   WeightFormat format) {
   struct Point {
     uint32_t total_heads;
     std::unique_ptr<LoadedModel> model;
@@ -192,10 +192,10 @@ void RegisterModelBenchmarks(const BenchConfig& config) {
   if (config.long_set) sizes.push_back(kBase);
   for (const ModelSize& z : sizes) {
     const SyntheticOptions all{z, z.heads, z.heads, z.heads, 1};
-    for (convert::WeightFormat format : {convert::WeightFormat::kF32, convert::WeightFormat::kI8}) {
+    for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kI8}) {
       SyntheticOptions o = all;
       o.weights = format;
-      const std::string fmt = std::string("/weights:") + convert::WeightFormatName(format);
+      const std::string fmt = std::string("/weights:") + WeightFormatName(format);
       for (int batch : {1, 16}) {
         for (int threads : {1, 2}) {
           // Batch 16 on 2 threads takes 15-30 s per call on a loaded 2-core machine (every
@@ -215,13 +215,13 @@ void RegisterModelBenchmarks(const BenchConfig& config) {
       d->Unit(benchmark::kMillisecond);
       if (config.smoke) d->Iterations(2);
     }
-    std::vector<std::pair<const char*, convert::WeightFormat>> sweeps = {
-        {"encoder", convert::WeightFormat::kF32}, {"all", convert::WeightFormat::kF32},
-        {"all", convert::WeightFormat::kI8}};
-    if (config.long_set) sweeps.push_back({"encoder", convert::WeightFormat::kI8});
+    std::vector<std::pair<const char*, WeightFormat>> sweeps = {
+        {"encoder", WeightFormat::kF32}, {"all", WeightFormat::kF32},
+        {"all", WeightFormat::kI8}};
+    if (config.long_set) sweeps.push_back({"encoder", WeightFormat::kI8});
     for (const auto& [cut, format] : sweeps) {
       const std::string name = std::string("model/heads_sweep/") + z.name + "/weights:" +
-                               convert::WeightFormatName(format) + "/" + cut;
+                               WeightFormatName(format) + "/" + cut;
       auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_HeadsSweep, z,
                                              std::string(cut) == "all", format);
       b->Unit(benchmark::kMillisecond);

@@ -12,6 +12,7 @@
 #include "kernels/attention.h"
 #include "kernels/layernorm.h"
 #include "fc/fully_connected.h"
+#include "format/weight_format.h"
 #include "thread_pool.h"
 #include "xnn_backend.h"
 
@@ -33,11 +34,11 @@ void BM_FullyConnected(benchmark::State& state, size_t in, size_t out, size_t ro
   if (!InitXnnpack().ok()) Die("xnn_initialize failed");
   const std::vector<float> w = RandomVector(in * out, 1, 0.05f), b = RandomVector(out, 2, 0.1f);
   std::vector<int8_t> q;
-  const std::vector<float> scales = convert::QuantizeRowsI8(w.data(), out, in, &q);
+  const std::vector<float> scales = QuantizeRowsI8(w.data(), out, in, &q);
   FcPart part;
-  part.weight = {w.data(), WeightType::kF32, static_cast<uint32_t>(out), static_cast<uint32_t>(in), nullptr};
-  if (int8) part.weight = {q.data(), WeightType::kI8, static_cast<uint32_t>(out), static_cast<uint32_t>(in), scales.data()};
-  part.bias = {b.data(), WeightType::kF32, 1, static_cast<uint32_t>(out), nullptr};
+  part.weight = {w.data(), DType::kF32, static_cast<uint32_t>(out), static_cast<uint32_t>(in), nullptr};
+  if (int8) part.weight = {q.data(), DType::kI8, static_cast<uint32_t>(out), static_cast<uint32_t>(in), scales.data()};
+  part.bias = {b.data(), DType::kF32, 1, static_cast<uint32_t>(out), nullptr};
   std::vector<int8_t> scratch_q(rows * in);
   std::vector<float> scratch_scale(rows);
   const Int8Scratch scratch{scratch_q.data(), scratch_scale.data(), rows, in};

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <random>
 
+#include "format/weight_format.h"
+
 namespace headwise::bench {
 
 void Die(const std::string& what) {
@@ -12,27 +14,27 @@ void Die(const std::string& what) {
   std::abort();
 }
 
-convert::ModelSpec MakeSyntheticSpec(const SyntheticOptions& o) {
+ModelSpec MakeSyntheticSpec(const SyntheticOptions& o) {
   const ModelSize& z = o.size;
-  convert::ModelSpec spec;
-  LayoutConfig& c = spec.layout;
+  ModelSpec spec;
+  ModelConfig& c = spec.config;
   c.d_model = z.d_model;
   c.encoder_layers = z.encoder_layers;
   c.decoder_layers = z.decoder_layers;
   c.encoder_attention_heads = c.decoder_attention_heads = z.heads;
   c.encoder_ffn_dim = c.decoder_ffn_dim = z.ffn;
   c.vocab_size = z.vocab;
-  spec.activation = convert::Activation::kSwish;
-  spec.max_position_embeddings = 512;
-  spec.pad_token_id = spec.decoder_start_token_id = PadId(z);
-  spec.eos_token_id = kEos;
-  spec.unk_token_id = kUnk;
-  spec.scale_embedding = true;
-  for (BlockKind kind : {BlockKind::kEncoderSelf, BlockKind::kDecoderSelf, BlockKind::kDecoderCross}) {
-    const bool enc = kind == BlockKind::kEncoderSelf;
+  spec.config.activation = Activation::kSwish;
+  spec.config.max_position_embeddings = 512;
+  spec.config.pad_token_id = spec.config.decoder_start_token_id = PadId(z);
+  spec.config.eos_token_id = kEos;
+  spec.config.unk_token_id = kUnk;
+  spec.config.scale_embedding = true;
+  for (AttentionKind kind : {AttentionKind::kEncoderSelf, AttentionKind::kDecoderSelf, AttentionKind::kDecoderCross}) {
+    const bool enc = kind == AttentionKind::kEncoderSelf;
     const uint32_t layers = enc ? z.encoder_layers : z.decoder_layers;
     const uint32_t kept = enc ? o.encoder_heads
-                              : kind == BlockKind::kDecoderSelf ? o.decoder_self_heads
+                              : kind == AttentionKind::kDecoderSelf ? o.decoder_self_heads
                                                                 : o.decoder_cross_heads;
     for (uint32_t l = 0; l < layers; ++l) {
       BlockLayout b;
@@ -47,8 +49,8 @@ convert::ModelSpec MakeSyntheticSpec(const SyntheticOptions& o) {
   }
   std::mt19937 rng(o.seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (const ExpectedTensor& e : ExpectedTensors(spec.layout, spec.blocks)) {
-    convert::TensorSpec t;
+  for (const ExpectedTensor& e : ExpectedTensors(spec.config, spec.blocks)) {
+    TensorSpec t;
     t.name = e.name;
     t.shape = e.shape;
     size_t n = 1;
@@ -65,12 +67,12 @@ convert::ModelSpec MakeSyntheticSpec(const SyntheticOptions& o) {
     if (e.name == "final_logits_bias") t.data[kEos] -= 50.0f;  // never stop early
     spec.tensors.push_back(std::move(t));
   }
-  convert::ApplyWeightFormat(o.weights, &spec);
+  ApplyWeightFormat(o.weights, &spec);
   return spec;
 }
 
 std::vector<uint8_t> SerializeSynthetic(const SyntheticOptions& options) {
-  Result<std::vector<uint8_t>> image = convert::SerializeModel(MakeSyntheticSpec(options));
+  Result<std::vector<uint8_t>> image = SerializeModel(MakeSyntheticSpec(options));
   if (!image.ok()) Die("SerializeModel: " + image.status().ToString());
   return std::move(image).value();
 }

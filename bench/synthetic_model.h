@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "converter/src/model_writer.h"
+#include "format/model_writer.h"
 #include "headwise/headwise.hpp"
 
 namespace headwise::bench {
@@ -36,7 +36,7 @@ struct SyntheticOptions {
   uint32_t decoder_self_heads = 8;
   uint32_t decoder_cross_heads = 8;
   uint32_t seed = 1;
-  convert::WeightFormat weights = convert::WeightFormat::kF32;
+  WeightFormat weights = WeightFormat::kF32;
 };
 
 // Special ids of every synthetic model.
@@ -44,7 +44,7 @@ inline constexpr int32_t kEos = 0;
 inline constexpr int32_t kUnk = 1;
 inline int32_t PadId(const ModelSize& s) { return static_cast<int32_t>(s.vocab) - 1; }
 
-convert::ModelSpec MakeSyntheticSpec(const SyntheticOptions& options);
+ModelSpec MakeSyntheticSpec(const SyntheticOptions& options);
 
 // A serialized model in 64-byte aligned memory and the Model loaded from it (the bytes outlive
 // the model: member order). Translators must be destroyed before the LoadedModel.

@@ -1,7 +1,7 @@
 # install() rules, the CMake package config (find_package(headwise)) and the CPack .deb.
 #
 # Installed: libheadwise (shared in the Raspberry Pi / cross builds, static in the default host
-# build; the static case also installs libheadwise_common.a, which it needs), headwise-translate,
+# build; the static case also installs libheadwise_format.a and libheadwise_common.a, which it needs), headwise-translate,
 # headwise-convert, include/headwise/*, lib/<multiarch>/cmake/headwise/, and the shipped model
 # models/en-de/*.hwm (when present) in share/headwise/models/en-de/.
 # The package config (cmake/headwiseConfig.cmake.in) finds Debian's libraries the way
@@ -23,7 +23,7 @@ if(HEADWISE_LIBRARY_TYPE STREQUAL "SHARED_LIBRARY")
     VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
   install(TARGETS headwise LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 else()
-  install(TARGETS headwise headwise_common ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(TARGETS headwise headwise_format headwise_common ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 install(TARGETS headwise-convert RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # headwise-translate installs itself (examples/translate/CMakeLists.txt).

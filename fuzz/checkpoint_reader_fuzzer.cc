@@ -49,8 +49,8 @@ void Safetensors(const uint8_t* data, size_t size) {
 // analysis.json for an encoder-self layer 0 and a decoder-cross layer 0 of 2 heads each.
 void Analysis(std::string_view text) {
   std::vector<headwise::BlockLayout> blocks(2);
-  blocks[0].kind = headwise::BlockKind::kEncoderSelf;
-  blocks[1].kind = headwise::BlockKind::kDecoderCross;
+  blocks[0].kind = headwise::AttentionKind::kEncoderSelf;
+  blocks[1].kind = headwise::AttentionKind::kDecoderCross;
   for (headwise::BlockLayout& b : blocks) {
     b.original_num_heads = b.num_heads = 2;
     b.head_dim = 4;

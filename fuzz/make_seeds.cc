@@ -74,13 +74,13 @@ void ModelSeeds(const fs::path& out) {
   testing::ModelOptions separate = Small();
   separate.share_embeddings = false;
   separate.tie_embeddings = false;
-  separate.activation = convert::Activation::kGelu;
+  separate.activation = Activation::kGelu;
   separate.scale_embedding = false;
   Write(out / "separate_embeddings.hwm", testing::Serialize(testing::MakeSpec(separate)));
 
   // Marian ids: </s> 0, <unk> 1, <pad> last (Small() says 6); the rest a few common pieces.
   testing::ScratchDir dir;
-  convert::ModelSpec spec = testing::MakeSpec(Small());
+  ModelSpec spec = testing::MakeSpec(Small());
   spec.source_spm = SmallSpm(dir.path(), "en");
   spec.target_spm = SmallSpm(dir.path(), "de");
   spec.vocab = {"</s>", "<unk>", "\xE2\x96\x81" "the", "\xE2\x96\x81" "die", "e", "s", "<pad>"};

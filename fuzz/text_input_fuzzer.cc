@@ -1,5 +1,5 @@
 // Fuzz target: text in, through the embedded tokenizers and the Translator. The model is the
-// tests' tiny random model (converter/src/model_writer.h) with SentencePiece models trained by
+// tests' tiny random model (format/model_ir.h) with SentencePiece models trained by
 // spm_train at start-up (tests/api/test_model.h), built once. Each input is one text for
 // Model::EncodeSource and, split at '\n', up to 6 lines for Translator::Translate (greedy, or
 // beam 2 when the input's length is odd). What must hold, per headwise.hpp:
@@ -41,7 +41,7 @@ Fixture* Build() {
   if (!en.ok()) Die(en.status());
   auto de = headwise::testing::TrainSpm(dir.path(), "de", 400, /*byte_fallback=*/true);
   if (!de.ok()) Die(de.status());
-  auto bytes = headwise::convert::SerializeModel(headwise::testing::RandomModelSpec(&*en, &*de));
+  auto bytes = headwise::SerializeModel(headwise::testing::RandomModelSpec(&*en, &*de));
   if (!bytes.ok()) Die(bytes.status());
   void* p = nullptr;
   if (posix_memalign(&p, 64, bytes->size()) != 0) std::abort();

@@ -50,11 +50,11 @@ Result<std::vector<HeadAnalysisSpec>> ParseBlock(const json& block, const BlockL
   if (!block.is_object()) {
     return InvalidCheckpoint(where + ": expected an object, found " + JsonTypeName(block));
   }
-  const std::string want = std::string(BlockKindJsonName(expected.kind)) + " layer " +
+  const std::string want = std::string(AttentionKindJsonName(expected.kind)) + " layer " +
                            std::to_string(expected.layer);
   const json kind = block.value("kind", json());
   int64_t layer = -1, heads = -1;
-  if (!kind.is_string() || kind.get<std::string>() != BlockKindJsonName(expected.kind) ||
+  if (!kind.is_string() || kind.get<std::string>() != AttentionKindJsonName(expected.kind) ||
       !JsonToInt(block.value("layer", json()), 0, 1 << 20, &layer) ||
       layer != static_cast<int64_t>(expected.layer)) {
     return InvalidCheckpoint(where + ": expected " + want + ", found " +

@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/model_layout.h"
-#include "converter/src/model_writer.h"
+#include "format/model_layout.h"
+#include "format/model_writer.h"
 #include "headwise/status.hpp"
 
 namespace headwise::convert {

@@ -63,7 +63,7 @@ Result<Checkpoint> ReadCheckpoint(const std::string& directory) {
   }
   HW_ASSIGN_OR_RETURN(std::string vocab_text,
                       ReadRequired(directory, kVocabFile, "the piece -> id vocabulary"));
-  HW_ASSIGN_OR_RETURN(c.vocab, ParseVocabJson(vocab_text, c.config.layout.vocab_size,
+  HW_ASSIGN_OR_RETURN(c.vocab, ParseVocabJson(vocab_text, c.config.vocab_size,
                                               directory + "/" + kVocabFile));
   HW_ASSIGN_OR_RETURN(c.source_spm, ReadRequired(directory, kSourceSpmFile,
                                                  "the source SentencePiece model"));

@@ -31,7 +31,7 @@ inline constexpr char kPytorchWeightsFile[] = "pytorch_model.bin";
 struct Checkpoint {
   std::string directory;  // as given
   std::string name;       // the directory's last path component
-  MarianConfig config;
+  ModelConfig config;
   Vocab vocab;
   std::string source_spm;
   std::string target_spm;

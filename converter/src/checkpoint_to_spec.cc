@@ -40,7 +40,7 @@ struct AttentionRole {
 class Assembler {
  public:
   explicit Assembler(const Checkpoint& c)
-      : c_(c), where_(c.directory + "/" + kWeightsFile), layout_(c.config.layout) {}
+      : c_(c), where_(c.directory + "/" + kWeightsFile), layout_(c.config) {}
 
   Result<ModelSpec> Run(const KeepHeadsSpec* keep_heads) {
     HW_RETURN_IF_ERROR(ReadGates());
@@ -64,9 +64,9 @@ class Assembler {
   Status ReadGates() {
     bool any_gate = false;
     std::vector<std::vector<float>> gates;
-    for (BlockKind kind : {BlockKind::kEncoderSelf, BlockKind::kDecoderSelf, BlockKind::kDecoderCross}) {
-      const uint32_t layers = kind == BlockKind::kEncoderSelf ? layout_.encoder_layers : layout_.decoder_layers;
-      const uint32_t heads = kind == BlockKind::kEncoderSelf ? layout_.encoder_attention_heads
+    for (AttentionKind kind : {AttentionKind::kEncoderSelf, AttentionKind::kDecoderSelf, AttentionKind::kDecoderCross}) {
+      const uint32_t layers = kind == AttentionKind::kEncoderSelf ? layout_.encoder_layers : layout_.decoder_layers;
+      const uint32_t heads = kind == AttentionKind::kEncoderSelf ? layout_.encoder_attention_heads
                                                              : layout_.decoder_attention_heads;
       for (uint32_t l = 0; l < layers; ++l) {
         const std::string name = BlockPrefix(kind, l) + kGateSuffix;
@@ -257,15 +257,8 @@ class Assembler {
   }
 
   void FillRest() {
-    const MarianConfig& cfg = c_.config;
-    spec_.layout = layout_;
-    spec_.activation = cfg.activation;
-    spec_.max_position_embeddings = cfg.max_position_embeddings;
-    spec_.pad_token_id = cfg.pad_token_id;
-    spec_.eos_token_id = cfg.eos_token_id;
-    spec_.decoder_start_token_id = cfg.decoder_start_token_id;
-    spec_.unk_token_id = c_.vocab.unk_id;
-    spec_.scale_embedding = cfg.scale_embedding;
+    spec_.config = c_.config;
+    spec_.config.unk_token_id = c_.vocab.unk_id;
     spec_.source_spm = c_.source_spm;
     spec_.target_spm = c_.target_spm;
     spec_.vocab = c_.vocab.pieces;
@@ -275,14 +268,14 @@ class Assembler {
   }
 
   struct BlockId {
-    BlockKind kind;
+    AttentionKind kind;
     uint32_t layer;
     uint32_t heads;
   };
 
   const Checkpoint& c_;
   const std::string where_;
-  const LayoutConfig& layout_;
+  const ModelConfig& layout_;
   ModelSpec spec_;
   std::vector<BlockId> kinds_;
   std::vector<std::vector<uint32_t>> kept_;

@@ -23,7 +23,7 @@
 
 #include "converter/src/checkpoint_reader.h"
 #include "converter/src/keep_heads.h"
-#include "converter/src/model_writer.h"
+#include "format/model_writer.h"
 #include "headwise/status.hpp"
 
 namespace headwise::convert {

@@ -55,17 +55,15 @@ class Reader {
   const std::string& where_;
 };
 
-Status ParseActivation(const json& root, const std::string& where, Activation* out) {
+Status ReadActivation(const json& root, const std::string& where, Activation* out) {
   if (!root.contains("activation_function")) {
     return InvalidCheckpoint(where + ": missing key 'activation_function' (swish, silu, relu or "
                              "gelu)");
   }
   const json& v = root["activation_function"];
   const std::string name = v.is_string() ? v.get<std::string>() : v.dump();
-  if (name == "swish" || name == "silu") *out = Activation::kSwish;
-  else if (name == "relu") *out = Activation::kRelu;
-  else if (name == "gelu") *out = Activation::kGelu;
-  else {
+  // Hugging Face's "silu" is PyTorch's name for swish.
+  if (!headwise::ParseActivation(name == "silu" ? "swish" : name, out)) {
     return InvalidCheckpoint(where + ": activation_function: unsupported activation '" + name +
                              "'; expected swish, silu, relu or gelu");
   }
@@ -91,14 +89,14 @@ Status CheckCompatibility(const json& root, const std::string& where, uint32_t v
 
 }  // namespace
 
-Result<MarianConfig> ParseMarianConfig(std::string_view json_text, const std::string& where) {
+Result<ModelConfig> ParseMarianConfig(std::string_view json_text, const std::string& where) {
   HW_ASSIGN_OR_RETURN(json root, ParseJsonStrict(json_text, where));
   if (!root.is_object()) {
     return InvalidCheckpoint(where + ": expected a JSON object, found " + JsonTypeName(root));
   }
   const Reader r(root, where);
-  MarianConfig c;
-  LayoutConfig& l = c.layout;
+  ModelConfig c;
+  ModelConfig& l = c;
   HW_RETURN_IF_ERROR(r.Positive("d_model", &l.d_model));
   HW_RETURN_IF_ERROR(r.Positive("encoder_layers", &l.encoder_layers));
   HW_RETURN_IF_ERROR(r.Positive("decoder_layers", &l.decoder_layers));
@@ -111,7 +109,7 @@ Result<MarianConfig> ParseMarianConfig(std::string_view json_text, const std::st
   HW_RETURN_IF_ERROR(r.Id("pad_token_id", l.vocab_size, &c.pad_token_id));
   HW_RETURN_IF_ERROR(r.Id("eos_token_id", l.vocab_size, &c.eos_token_id));
   HW_RETURN_IF_ERROR(r.Id("decoder_start_token_id", l.vocab_size, &c.decoder_start_token_id));
-  HW_RETURN_IF_ERROR(ParseActivation(root, where, &c.activation));
+  HW_RETURN_IF_ERROR(ReadActivation(root, where, &c.activation));
   HW_RETURN_IF_ERROR(r.Bool("scale_embedding", false, &c.scale_embedding));
   HW_RETURN_IF_ERROR(
       r.Bool("share_encoder_decoder_embeddings", true, &l.share_encoder_decoder_embeddings));

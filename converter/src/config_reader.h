@@ -18,23 +18,14 @@
 #include <string>
 #include <string_view>
 
-#include "common/model_layout.h"
-#include "converter/src/model_writer.h"
+#include "format/model_config.h"
 #include "headwise/status.hpp"
 
 namespace headwise::convert {
 
-struct MarianConfig {
-  LayoutConfig layout;  // sizes, head counts, share/tie flags
-  Activation activation = Activation::kSwish;
-  uint32_t max_position_embeddings = 0;
-  int32_t pad_token_id = 0;
-  int32_t eos_token_id = 0;
-  int32_t decoder_start_token_id = 0;
-  bool scale_embedding = false;
-};
-
-Result<MarianConfig> ParseMarianConfig(std::string_view json_text, const std::string& where);
+// The config.json values as the model config (unk_token_id and layer_norm_eps keep their
+// defaults: the vocabulary gives the first, MarianConfig has no second).
+Result<ModelConfig> ParseMarianConfig(std::string_view json_text, const std::string& where);
 
 }  // namespace headwise::convert
 

@@ -7,26 +7,18 @@
 #include <sys/stat.h>
 
 #include "common/atomic_file.h"
-#include "common/model_file.h"
+#include "format/model_file.h"
 #include "converter/src/analysis_reader.h"
 #include "converter/src/checkpoint_reader.h"
 #include "converter/src/checkpoint_to_spec.h"
 #include "converter/src/keep_heads.h"
-#include "converter/src/model_writer.h"
+#include "format/model_writer.h"
+#include "format/weight_format.h"
 #include "converter/src/output_path.h"
 #include "headwise_generated.h"
 
 namespace headwise::convert {
 namespace {
-
-const char* ActivationName(Activation a) {
-  switch (a) {
-    case Activation::kRelu: return "relu";
-    case Activation::kSwish: return "swish";
-    case Activation::kGelu: return "gelu";
-  }
-  return "?";
-}
 
 std::string Bytes(uint64_t n) {
   char buf[32];
@@ -107,8 +99,7 @@ Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& o) {
   ConvertSummary s;
   s.checkpoint_name = checkpoint.name;
   s.output_path = o.output_path;
-  s.layout = spec.layout;
-  s.activation = ActivationName(spec.activation);
+  s.config = spec.config;
   s.blocks = spec.blocks;
   s.tensor_count = spec.tensors.size();
   s.file_bytes = image.size();
@@ -128,12 +119,12 @@ Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& o) {
 
 std::string FormatConvertSummary(const ConvertSummary& s) {
   std::ostringstream out;
-  const LayoutConfig& l = s.layout;
+  const ModelConfig& l = s.config;
   out << "headwise-convert: " << s.checkpoint_name << " -> " << s.output_path << "\n";
   out << "  config   d_model " << l.d_model << ", layers " << l.encoder_layers << " enc / "
       << l.decoder_layers << " dec, heads " << l.encoder_attention_heads << " enc / "
       << l.decoder_attention_heads << " dec, ffn " << l.encoder_ffn_dim << " / "
-      << l.decoder_ffn_dim << ", " << s.activation << ", vocab " << l.vocab_size
+      << l.decoder_ffn_dim << ", " << ActivationName(l.activation) << ", vocab " << l.vocab_size
       << (l.share_encoder_decoder_embeddings ? ", shared" : ", unshared") << " embeddings"
       << (l.tie_word_embeddings ? " (tied)" : " (untied)") << "\n";
   out << "  heads kept per layer" << (s.keep_heads_spec.empty() ? " (from the gates)" : " (--keep-heads)")

@@ -3,8 +3,9 @@
 // Order: output path checks (refuses an existing output unless `force`, an output that is a
 // directory, inside the checkpoint directory, or the same file as any input, symlinks
 // resolved) -> read and validate the checkpoint and the keep-heads spec -> strip heads ->
-// read the head analysis (if any) -> serialize -> verify the image with common/model_file.h -> write atomically. Nothing is
-// written unless every step succeeded; the checkpoint directory is only read.
+// read the head analysis (if any) -> serialize -> verify the image with format/model_file.h ->
+// write atomically. Nothing is written unless every step succeeded; the checkpoint directory
+// is only read.
 //
 // Errors: kInvalidArgument for a malformed or misfitting --keep-heads spec, kInvalidCheckpoint
 // for the checkpoint, kIoError for unreadable inputs and output problems.
@@ -16,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "common/model_layout.h"
-#include "converter/src/model_writer.h"
+#include "format/model_layout.h"
+#include "format/model_writer.h"
 #include "headwise/status.hpp"
 
 namespace headwise::convert {
@@ -27,7 +28,7 @@ struct ConvertOptions {
   std::string output_path;
   std::optional<std::string> keep_heads;  // the --keep-heads argument: a file path or inline
   bool force = false;                     // overwrite an existing output
-  WeightFormat weights = WeightFormat::kF32;  // --weights (model_writer.h)
+  WeightFormat weights = WeightFormat::kF32;  // --weights (format/model_types.h)
   // Per-head analysis to store (analysis_reader.h): by default CHECKPOINT_DIR/analysis.json
   // when that file exists; `analysis` names another file (which must exist); `no_analysis`
   // stores none. An analysis that does not match the checkpoint fails the conversion.
@@ -39,8 +40,7 @@ struct ConvertOptions {
 struct ConvertSummary {
   std::string checkpoint_name;
   std::string output_path;
-  LayoutConfig layout;
-  std::string activation;
+  ModelConfig config;
   std::vector<BlockLayout> blocks;
   size_t tensor_count = 0;
   uint64_t file_bytes = 0;

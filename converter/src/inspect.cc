@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "common/mapped_file.h"
-#include "common/model_file.h"
-#include "common/model_layout.h"
-#include "headwise_generated.h"
+#include "format/model_file.h"
+#include "format/model_layout.h"
+#include "format/schema_map.h"
 
 namespace headwise::convert {
 namespace {
@@ -40,47 +40,20 @@ std::string Hex64(uint64_t v) {
   return buf;
 }
 
-const char* ActivationName(sc::Activation a) {
-  switch (a) {
-    case sc::Activation::Relu: return "relu";
-    case sc::Activation::Swish: return "swish";
-    case sc::Activation::Gelu: return "gelu";
-  }
-  return "unknown";
-}
+struct Layout {
+  ModelConfig config;
+  std::vector<BlockLayout> blocks;  // in file order, one per m.attention() entry
+};
 
-LayoutConfig ToLayout(const sc::ModelConfig& c) {
-  LayoutConfig l;
-  l.d_model = c.d_model();
-  l.encoder_layers = c.encoder_layers();
-  l.decoder_layers = c.decoder_layers();
-  l.encoder_attention_heads = c.encoder_attention_heads();
-  l.decoder_attention_heads = c.decoder_attention_heads();
-  l.encoder_ffn_dim = c.encoder_ffn_dim();
-  l.decoder_ffn_dim = c.decoder_ffn_dim();
-  l.vocab_size = c.vocab_size();
-  l.share_encoder_decoder_embeddings = c.share_encoder_decoder_embeddings();
-  l.tie_word_embeddings = c.tie_word_embeddings();
-  return l;
-}
-
-// Layout rules on top of the structural verification: blocks and tensor names/shapes.
-Status CheckLayout(const sc::Model& m, const sc::ModelConfig& config) {
-  const LayoutConfig layout = ToLayout(config);
-  std::vector<BlockLayout> blocks;
-  for (const sc::AttentionBlock* a : Tables(m.attention())) {
-    if (a == nullptr) return InvalidModel("attention block missing");
-    if (a->kind() > sc::AttentionKind::MAX) {
-      return InvalidModel("attention block with unknown kind " +
-                          std::to_string(static_cast<int>(a->kind())));
-    }
-    BlockLayout b;
-    b.kind = static_cast<BlockKind>(a->kind());
-    b.layer = a->layer();
-    b.num_heads = a->num_heads();
-    b.head_dim = a->head_dim();
-    b.original_num_heads = a->original_num_heads();
-    b.kept_heads = Vec(a->kept_heads());
+// Layout rules on top of the structural verification: blocks (with their gate and analysis
+// lengths) and tensor names/shapes.
+Result<Layout> CheckLayout(const sc::Model& m, const sc::ModelConfig& config) {
+  HW_ASSIGN_OR_RETURN(const ModelConfig layout, ConfigFromSchema(config));
+  HW_ASSIGN_OR_RETURN(std::vector<BlockLayout> blocks, BlocksFromSchema(m));
+  const std::vector<const sc::AttentionBlock*> tables = Tables(m.attention());
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const BlockLayout& b = blocks[i];
+    const sc::AttentionBlock* a = tables[i];
     const size_t gates = Vec(a->gate_log_alpha()).size();
     if (gates != 0 && gates != b.original_num_heads) {
       return InvalidModel(BlockDescription(b.kind, b.layer) + ": " + std::to_string(gates) +
@@ -99,7 +72,6 @@ Status CheckLayout(const sc::Model& m, const sc::ModelConfig& config) {
                             std::to_string(h) + " is not for source head " + std::to_string(h));
       }
     }
-    blocks.push_back(std::move(b));
   }
   HW_RETURN_IF_ERROR(ValidateLayout(layout, blocks));
   std::map<std::string, std::vector<uint32_t>> found;
@@ -122,28 +94,28 @@ Status CheckLayout(const sc::Model& m, const sc::ModelConfig& config) {
     return InvalidModel(std::to_string(found.size() - expected.size()) +
                         " tensor(s) not part of the layout");
   }
-  return Status::Ok();
+  return Layout{layout, std::move(blocks)};
 }
 
-json ConfigJson(const sc::ModelConfig& c) {
-  return {{"d_model", c.d_model()},
-          {"encoder_layers", c.encoder_layers()},
-          {"decoder_layers", c.decoder_layers()},
-          {"encoder_attention_heads", c.encoder_attention_heads()},
-          {"decoder_attention_heads", c.decoder_attention_heads()},
-          {"encoder_ffn_dim", c.encoder_ffn_dim()},
-          {"decoder_ffn_dim", c.decoder_ffn_dim()},
-          {"activation", ActivationName(c.activation())},
-          {"vocab_size", c.vocab_size()},
-          {"max_position_embeddings", c.max_position_embeddings()},
-          {"pad_token_id", c.pad_token_id()},
-          {"eos_token_id", c.eos_token_id()},
-          {"decoder_start_token_id", c.decoder_start_token_id()},
-          {"unk_token_id", c.unk_token_id()},
-          {"scale_embedding", c.scale_embedding()},
-          {"share_encoder_decoder_embeddings", c.share_encoder_decoder_embeddings()},
-          {"tie_word_embeddings", c.tie_word_embeddings()},
-          {"layer_norm_eps", c.layer_norm_eps()}};
+json ConfigJson(const ModelConfig& c) {
+  return {{"d_model", c.d_model},
+          {"encoder_layers", c.encoder_layers},
+          {"decoder_layers", c.decoder_layers},
+          {"encoder_attention_heads", c.encoder_attention_heads},
+          {"decoder_attention_heads", c.decoder_attention_heads},
+          {"encoder_ffn_dim", c.encoder_ffn_dim},
+          {"decoder_ffn_dim", c.decoder_ffn_dim},
+          {"activation", ActivationName(c.activation)},
+          {"vocab_size", c.vocab_size},
+          {"max_position_embeddings", c.max_position_embeddings},
+          {"pad_token_id", c.pad_token_id},
+          {"eos_token_id", c.eos_token_id},
+          {"decoder_start_token_id", c.decoder_start_token_id},
+          {"unk_token_id", c.unk_token_id},
+          {"scale_embedding", c.scale_embedding},
+          {"share_encoder_decoder_embeddings", c.share_encoder_decoder_embeddings},
+          {"tie_word_embeddings", c.tie_word_embeddings},
+          {"layer_norm_eps", c.layer_norm_eps}};
 }
 
 // A stored statistic: NaN (not computed) -> null.
@@ -190,23 +162,24 @@ Result<json> InspectModelFile(const std::string& path) {
   }
   const sc::Model& m = *view.model;
   const sc::ModelConfig& config = *m.config();
-  {
-    const Status layout = CheckLayout(m, config);
-    if (!layout.ok()) return layout.WithContext(path);
-  }
+  Result<Layout> checked = CheckLayout(m, config);
+  if (!checked.ok()) return checked.status().WithContext(path);
+  const Layout& layout = *checked;
 
   json report;
   report["file"] = path;
   report["file_bytes"] = file.size();
   report["format_version"] = m.format_version();
-  report["config"] = ConfigJson(config);
+  report["config"] = ConfigJson(layout.config);
 
   json attention = json::array();
   uint64_t kept = 0, total = 0;
-  for (const sc::AttentionBlock* a : Tables(m.attention())) {
-    const auto kind = static_cast<BlockKind>(a->kind());
+  const std::vector<const sc::AttentionBlock*> blocks = Tables(m.attention());
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const sc::AttentionBlock* a = blocks[i];
+    const AttentionKind kind = layout.blocks[i].kind;
     attention.push_back({{"block", BlockPrefix(kind, a->layer())},
-                         {"kind", BlockKindJsonName(kind)},
+                         {"kind", AttentionKindJsonName(kind)},
                          {"layer", a->layer()},
                          {"num_heads", a->num_heads()},
                          {"original_num_heads", a->original_num_heads()},
@@ -232,7 +205,7 @@ Result<json> InspectModelFile(const std::string& path) {
   json dtypes = json::object();
   for (const sc::Tensor* t : tensors) {
     tensor_bytes += t->size();
-    const std::string dtype = sc::EnumNameDType(t->dtype());
+    const std::string dtype = DTypeName(*FromSchema(t->dtype()));  // verified known
     dtypes[dtype] = dtypes.value(dtype, 0) + 1;
   }
   report["tensors"] = {{"count", tensors.size()}, {"bytes", tensor_bytes}, {"dtypes", dtypes}};

@@ -1,7 +1,7 @@
 // converter/src/inspect.h: `headwise-convert inspect MODEL.hwm [--json]`.
 //
-// Reads a model file, verifies it (common/model_file.h: identifier, size prefix, flatbuffers
-// Verifier, version, bounds, checksum; then the layout rules of common/model_layout.h: blocks
+// Reads a model file, verifies it (format/model_file.h: identifier, size prefix, flatbuffers
+// Verifier, version, bounds, checksum; then the layout rules of format/model_layout.h: blocks
 // in canonical order and every tensor's name and shape), and describes it as a JSON document:
 //   {"file", "file_bytes", "format_version",
 //    "config": {d_model, encoder_layers, ..., "activation": "swish", ...},

@@ -56,10 +56,10 @@ Status EntryError(size_t index, const std::string& text, const std::string& what
 Status ParseBlocks(std::string_view blocks, size_t index, KeepHeadsEntry* e) {
   const size_t dot = blocks.find('.');
   const std::string_view kind = blocks.substr(0, dot);
-  if (kind == "enc") e->kinds = {BlockKind::kEncoderSelf};
-  else if (kind == "dec") e->kinds = {BlockKind::kDecoderSelf};
-  else if (kind == "cross") e->kinds = {BlockKind::kDecoderCross};
-  else if (kind == "*") e->kinds = {BlockKind::kEncoderSelf, BlockKind::kDecoderSelf, BlockKind::kDecoderCross};
+  if (kind == "enc") e->kinds = {AttentionKind::kEncoderSelf};
+  else if (kind == "dec") e->kinds = {AttentionKind::kDecoderSelf};
+  else if (kind == "cross") e->kinds = {AttentionKind::kDecoderCross};
+  else if (kind == "*") e->kinds = {AttentionKind::kEncoderSelf, AttentionKind::kDecoderSelf, AttentionKind::kDecoderCross};
   else {
     return EntryError(index, e->text, "unknown block kind '" + std::string(kind) +
                                           "'; expected enc, dec, cross or *");
@@ -115,8 +115,8 @@ Status ParseHeads(std::string_view heads, size_t index, KeepHeadsEntry* e) {
   return Status::Ok();
 }
 
-const char* StackName(BlockKind kind) {
-  return kind == BlockKind::kEncoderSelf ? "the encoder" : "the decoder";
+const char* StackName(AttentionKind kind) {
+  return kind == AttentionKind::kEncoderSelf ? "the encoder" : "the decoder";
 }
 
 }  // namespace
@@ -178,14 +178,14 @@ Result<std::string> KeepHeadsArgumentText(const std::string& arg) {
   return arg;
 }
 
-Status ApplyKeepHeads(const KeepHeadsSpec& spec, const LayoutConfig& config,
+Status ApplyKeepHeads(const KeepHeadsSpec& spec, const ModelConfig& config,
                       std::vector<std::vector<uint32_t>>* kept) {
   for (size_t i = 0; i < spec.entries.size(); ++i) {
     const KeepHeadsEntry& e = spec.entries[i];
     size_t block_base = 0;
-    for (BlockKind kind : {BlockKind::kEncoderSelf, BlockKind::kDecoderSelf, BlockKind::kDecoderCross}) {
-      const uint32_t layers = kind == BlockKind::kEncoderSelf ? config.encoder_layers : config.decoder_layers;
-      const uint32_t heads = kind == BlockKind::kEncoderSelf ? config.encoder_attention_heads
+    for (AttentionKind kind : {AttentionKind::kEncoderSelf, AttentionKind::kDecoderSelf, AttentionKind::kDecoderCross}) {
+      const uint32_t layers = kind == AttentionKind::kEncoderSelf ? config.encoder_layers : config.decoder_layers;
+      const uint32_t heads = kind == AttentionKind::kEncoderSelf ? config.encoder_attention_heads
                                                              : config.decoder_attention_heads;
       const size_t base = block_base;
       block_base += layers;

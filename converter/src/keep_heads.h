@@ -23,14 +23,14 @@
 #include <string_view>
 #include <vector>
 
-#include "common/model_layout.h"
+#include "format/model_layout.h"
 #include "headwise/status.hpp"
 
 namespace headwise::convert {
 
 struct KeepHeadsEntry {
   std::string text;                 // the entry as written, for messages
-  std::vector<BlockKind> kinds;     // one, or all three for '*'
+  std::vector<AttentionKind> kinds;     // one, or all three for '*'
   uint32_t first_layer = 0;
   std::optional<uint32_t> last_layer;  // inclusive; nullopt = every layer from first_layer
   bool all_heads = false;
@@ -52,7 +52,7 @@ Result<std::string> KeepHeadsArgumentText(const std::string& arg);
 
 // Applies the entries to `kept` (one list per block, canonical block order, pre-filled from
 // the gates), checking layers and heads against `config`.
-Status ApplyKeepHeads(const KeepHeadsSpec& spec, const LayoutConfig& config,
+Status ApplyKeepHeads(const KeepHeadsSpec& spec, const ModelConfig& config,
                       std::vector<std::vector<uint32_t>>* kept);
 
 }  // namespace headwise::convert

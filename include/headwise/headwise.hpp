@@ -53,6 +53,7 @@
 #include <string>
 #include <vector>
 
+#include "headwise/model_types.hpp"  // AttentionKind
 #include "headwise/status.hpp"
 
 namespace headwise {
@@ -61,9 +62,6 @@ struct LoadOptions {
   // Check the FNV-1a checksum of the data segment at load (reads every weight byte once).
   bool verify_checksum = true;
 };
-
-// Kind of an attention block.
-enum class AttentionKind { kEncoderSelf = 0, kDecoderSelf = 1, kDecoderCross = 2 };
 
 struct AttentionBlockInfo {
   AttentionKind kind;

@@ -70,7 +70,7 @@ Status Decoder::CrossAttention(size_t l, size_t rows) const {
 }
 
 Status Decoder::Step(size_t rows, size_t step, float* logits) const {
-  const ModelDims& dims = net_.dims();
+  const ModelConfig& dims = net_.config();
   const DecoderBuffers& b = buf_;
   const size_t d = static_cast<size_t>(dims.d_model);
   const float scale = dims.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.0f;

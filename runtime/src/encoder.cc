@@ -12,7 +12,7 @@ namespace headwise {
 
 Status RunEncoder(const Network& net, const EncoderBuffers& b, const TokenSpan* sources,
                   size_t batch) {
-  const ModelDims& dims = net.dims();
+  const ModelConfig& dims = net.config();
   const Model::Impl& m = *net.model;
   const size_t d = static_cast<size_t>(dims.d_model);
   const float scale = dims.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.0f;

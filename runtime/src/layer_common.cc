@@ -9,13 +9,13 @@ namespace headwise {
 void EmbedTokens(const WeightView& table, const int32_t* ids, size_t rows, size_t dim,
                  float scale, const float* positions, size_t position_stride, float* out) {
   switch (table.dtype) {
-    case WeightType::kF32:
+    case DType::kF32:
       kernels::EmbedTokens(table.f32(), ids, rows, dim, scale, positions, position_stride, out);
       return;
-    case WeightType::kF16:
+    case DType::kF16:
       kernels::EmbedTokensF16(table.f16(), ids, rows, dim, scale, positions, position_stride, out);
       return;
-    case WeightType::kI8:
+    case DType::kI8:
       kernels::EmbedTokensI8(table.i8(), table.scale, ids, rows, dim, scale, positions,
                              position_stride, out);
       return;
@@ -25,14 +25,14 @@ void EmbedTokens(const WeightView& table, const int32_t* ids, size_t rows, size_
 Status RunFeedForward(const Network& net, const FullyConnected& fc1,
                       const FullyConnected& fc2, const LayerNormWeights& norm,
                       size_t rows, float* x, float* hidden, float* tmp) {
-  const ModelDims& dims = net.dims();
+  const ModelConfig& dims = net.config();
   const size_t d = static_cast<size_t>(dims.d_model);
   HW_RETURN_IF_ERROR(fc1.Run(rows, x, hidden, net.threads()));
   const size_t n = rows * fc1.output_channels();
   switch (dims.activation) {
-    case ActivationKind::kRelu: break;  // fused into fc1's output clamp
-    case ActivationKind::kSwish: kernels::SwishInPlace(hidden, n); break;
-    case ActivationKind::kGelu: kernels::GeluInPlace(hidden, n); break;
+    case Activation::kRelu: break;  // fused into fc1's output clamp
+    case Activation::kSwish: kernels::SwishInPlace(hidden, n); break;
+    case Activation::kGelu: kernels::GeluInPlace(hidden, n); break;
   }
   HW_RETURN_IF_ERROR(fc2.Run(rows, hidden, tmp, net.threads()));
   kernels::AddLayerNorm(x, tmp, d, norm.gamma.f32(), norm.beta.f32(), rows, d, dims.layer_norm_eps);
@@ -42,7 +42,7 @@ Status RunFeedForward(const Network& net, const FullyConnected& fc1,
 Status FinishAttention(const Network& net, const FullyConnected& out,
                        const AttentionWeights& w, const LayerNormWeights& norm, size_t rows,
                        const float* ctx, float* tmp, float* x) {
-  const ModelDims& dims = net.dims();
+  const ModelConfig& dims = net.config();
   const size_t d = static_cast<size_t>(dims.d_model);
   if (w.num_heads == 0) {
     kernels::AddLayerNorm(x, w.out_b.f32(), 0, norm.gamma.f32(), norm.beta.f32(), rows, d,

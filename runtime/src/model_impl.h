@@ -1,7 +1,7 @@
 // runtime/src/model_impl.h: the runtime-private state of a loaded headwise::Model.
 //
 // Built once by Model::Load / LoadFromMemory (model_load.cc) after the file passed the
-// structural (common/model_file.h) and semantic (common/model_layout.h) checks; immutable
+// structural (format/model_file.h) and semantic (format/model_layout.h) checks; immutable
 // afterwards, so any number of Translators on any number of threads may read it at once.
 //
 // Ownership: `file` owns the mapping when the model was loaded from a path (empty for
@@ -16,38 +16,19 @@
 #include <vector>
 
 #include "common/mapped_file.h"
+#include "format/model_config.h"
 #include "headwise/headwise.hpp"
 #include "tokenizer.h"
 #include "weights.h"
 
 namespace headwise {
 
-enum class ActivationKind : uint8_t { kRelu = 0, kSwish = 1, kGelu = 2 };
-
-// The config values the math needs, widened to the types the kernels use.
-struct ModelDims {
-  int d_model = 0;
-  int encoder_layers = 0;
-  int decoder_layers = 0;
-  int encoder_ffn_dim = 0;
-  int decoder_ffn_dim = 0;
-  int vocab_size = 0;
-  int max_position_embeddings = 0;
-  int32_t pad_id = 0;
-  int32_t eos_id = 0;
-  int32_t unk_id = 0;
-  int32_t decoder_start_id = 0;
-  ActivationKind activation = ActivationKind::kSwish;
-  bool scale_embedding = false;
-  float layer_norm_eps = 1e-5f;
-};
-
 struct Model::Impl {
   MappedFile file;              // owns the bytes when loaded from a path
   const uint8_t* base = nullptr;  // start of the file image
   size_t size = 0;
 
-  ModelDims dims;
+  ModelConfig config;  // the file's config (format/schema_map.h), checked by model_verify.cc
   ModelInfo info;
 
   // Embedding matrices [vocab, d_model]; encoder and decoder alias when shared.

@@ -1,4 +1,4 @@
-// Model::Load / LoadFromMemory: structural checks (common/model_file), semantic checks and
+// Model::Load / LoadFromMemory: structural checks (format/model_file), semantic checks and
 // weight binding (model_verify), then the tokenizer. Weights are never copied: the Impl keeps
 // the mapping (or borrows the caller's buffer) and the views point into it.
 #include <cstdint>
@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "common/format.h"
+#include "format/file_layout.h"
 #include "common/mapped_file.h"
-#include "common/model_file.h"
+#include "format/model_file.h"
 #include "headwise/headwise.hpp"
 #include "headwise_generated.h"
 #include "model_impl.h"
@@ -38,9 +38,9 @@ Status CreateTokenizer(const schema::Model& m, Model::Impl* impl) {
                         " bytes) and vocab (" + std::to_string(vocab_size) +
                         " pieces) must be all present or all empty");
   }
-  if (vocab_size != static_cast<size_t>(impl->dims.vocab_size)) {
+  if (vocab_size != static_cast<size_t>(impl->config.vocab_size)) {
     return InvalidModel("tokenizer: vocab has " + std::to_string(vocab_size) +
-                        " pieces, config vocab_size is " + std::to_string(impl->dims.vocab_size));
+                        " pieces, config vocab_size is " + std::to_string(impl->config.vocab_size));
   }
   std::vector<std::string> pieces;
   pieces.reserve(vocab_size);
@@ -49,9 +49,9 @@ Status CreateTokenizer(const schema::Model& m, Model::Impl* impl) {
     pieces.emplace_back(s != nullptr ? s->str() : std::string());
   }
   SpecialIds specials;
-  specials.pad = impl->dims.pad_id;
-  specials.eos = impl->dims.eos_id;
-  specials.unk = impl->dims.unk_id;
+  specials.pad = impl->config.pad_token_id;
+  specials.eos = impl->config.eos_token_id;
+  specials.unk = impl->config.unk_token_id;
   HW_ASSIGN_OR_RETURN(impl->tokenizer, Tokenizer::Create(src, tgt, std::move(pieces), specials));
   return Status::Ok();
 }

@@ -5,8 +5,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/model_layout.h"
-#include "headwise_generated.h"
+#include "format/model_layout.h"
+#include "format/schema_map.h"
 
 namespace headwise {
 namespace {
@@ -21,58 +21,18 @@ Status CheckSpecialId(const char* name, int32_t id, uint32_t vocab) {
   return Status::Ok();
 }
 
-LayoutConfig ToLayoutConfig(const schema::ModelConfig& c) {
-  LayoutConfig l;
-  l.d_model = c.d_model();
-  l.encoder_layers = c.encoder_layers();
-  l.decoder_layers = c.decoder_layers();
-  l.encoder_attention_heads = c.encoder_attention_heads();
-  l.decoder_attention_heads = c.decoder_attention_heads();
-  l.encoder_ffn_dim = c.encoder_ffn_dim();
-  l.decoder_ffn_dim = c.decoder_ffn_dim();
-  l.vocab_size = c.vocab_size();
-  l.share_encoder_decoder_embeddings = c.share_encoder_decoder_embeddings();
-  l.tie_word_embeddings = c.tie_word_embeddings();
-  return l;
-}
-
-Result<std::vector<BlockLayout>> ToBlocks(const schema::Model& m) {
-  std::vector<BlockLayout> blocks;
-  const auto* attention = m.attention();
-  if (attention == nullptr) return blocks;  // ValidateLayout reports the count
-  for (flatbuffers::uoffset_t i = 0; i < attention->size(); ++i) {
-    const schema::AttentionBlock* a = attention->Get(i);
-    if (a == nullptr) return InvalidModel("attention block " + std::to_string(i) + " is missing");
-    if (static_cast<uint8_t>(a->kind()) > static_cast<uint8_t>(schema::AttentionKind::MAX)) {
-      return InvalidModel("attention block " + std::to_string(i) + ": unknown kind " +
-                          std::to_string(static_cast<int>(a->kind())));
-    }
-    BlockLayout b;
-    b.kind = static_cast<BlockKind>(a->kind());
-    b.layer = a->layer();
-    b.num_heads = a->num_heads();
-    b.head_dim = a->head_dim();
-    b.original_num_heads = a->original_num_heads();
-    if (const auto* kept = a->kept_heads(); kept != nullptr) {
-      b.kept_heads.assign(kept->begin(), kept->end());
-    }
-    blocks.push_back(std::move(b));
-  }
-  return blocks;
-}
-
 // Weight matrices may be F32, F16 or I8 (with one finite, positive scale per row, axis 0);
 // vectors and final_logits_bias are added to activations and must be F32.
 Status CheckDType(const ExpectedTensor& e, const schema::Tensor& t) {
   const bool matrix = e.shape.size() == 2 && e.name != "final_logits_bias";
-  const schema::DType dtype = t.dtype();
-  if (dtype == schema::DType::F32) return Status::Ok();
-  if (!matrix || (dtype != schema::DType::F16 && dtype != schema::DType::I8)) {
-    return InvalidModel(e.name + ": dtype " + schema::EnumNameDType(dtype) +
+  HW_ASSIGN_OR_RETURN(const DType dtype, FromSchema(t.dtype()));
+  if (dtype == DType::kF32) return Status::Ok();
+  if (!matrix || (dtype != DType::kF16 && dtype != DType::kI8)) {
+    return InvalidModel(e.name + ": dtype " + DTypeName(dtype) +
                         (matrix ? " is not executed by this runtime (F32, F16 or I8)"
                                 : " is not allowed here (biases and LayerNorm parameters are F32)"));
   }
-  if (dtype == schema::DType::F16) return Status::Ok();
+  if (dtype == DType::kF16) return Status::Ok();
   const schema::Quantization* q = t.quantization();
   const auto* scale = q != nullptr ? q->scale() : nullptr;
   const uint32_t rows = e.shape[0];
@@ -146,8 +106,8 @@ class WeightBinder {
     const schema::Tensor& t = *tensors_.at(name);
     WeightView w;
     w.data = data_ + t.offset();
-    w.dtype = static_cast<WeightType>(t.dtype());
-    if (w.dtype == WeightType::kI8) {  // CheckDType verified the scales
+    w.dtype = *FromSchema(t.dtype());  // VerifyModelFile checked it is known
+    if (w.dtype == DType::kI8) {  // CheckDType verified the scales
       const schema::Quantization* q = t.quantization();
       const flatbuffers::Vector<float>* scale = q != nullptr ? q->scale() : nullptr;
       w.scale = scale != nullptr ? scale->data() : nullptr;
@@ -190,15 +150,6 @@ class WeightBinder {
   const uint8_t* data_;
 };
 
-const char* ActivationName(ActivationKind a) {
-  switch (a) {
-    case ActivationKind::kRelu: return "relu";
-    case ActivationKind::kSwish: return "swish";
-    case ActivationKind::kGelu: return "gelu";
-  }
-  return "unknown";
-}
-
 }  // namespace
 
 Status BindModel(const ModelFileView& file, Model::Impl* impl) {
@@ -206,15 +157,11 @@ Status BindModel(const ModelFileView& file, Model::Impl* impl) {
   const schema::ModelConfig* c = m.config();
   if (c == nullptr) return InvalidModel("the model has no config table");
 
-  const LayoutConfig layout = ToLayoutConfig(*c);
-  HW_ASSIGN_OR_RETURN(std::vector<BlockLayout> blocks, ToBlocks(m));
+  HW_ASSIGN_OR_RETURN(const ModelConfig layout, ConfigFromSchema(*c));
+  HW_ASSIGN_OR_RETURN(std::vector<BlockLayout> blocks, BlocksFromSchema(m));
   HW_RETURN_IF_ERROR(ValidateLayout(layout, blocks));
   if (c->max_position_embeddings() == 0) {
     return InvalidModel("config: max_position_embeddings must be > 0");
-  }
-  if (static_cast<uint8_t>(c->activation()) > static_cast<uint8_t>(schema::Activation::MAX)) {
-    return InvalidModel("config: unknown activation " +
-                        std::to_string(static_cast<int>(c->activation())));
   }
   if (!(c->layer_norm_eps() > 0.0f) || !std::isfinite(c->layer_norm_eps())) {
     return InvalidModel("config: layer_norm_eps must be finite and > 0, found " +
@@ -236,21 +183,8 @@ Status BindModel(const ModelFileView& file, Model::Impl* impl) {
   HW_ASSIGN_OR_RETURN(TensorMap tensors, MatchTensors(m, ExpectedTensors(layout, blocks)));
   const WeightBinder bind(tensors, file.data);
 
-  ModelDims& d = impl->dims;
-  d.d_model = static_cast<int>(layout.d_model);
-  d.encoder_layers = static_cast<int>(layout.encoder_layers);
-  d.decoder_layers = static_cast<int>(layout.decoder_layers);
-  d.encoder_ffn_dim = static_cast<int>(layout.encoder_ffn_dim);
-  d.decoder_ffn_dim = static_cast<int>(layout.decoder_ffn_dim);
-  d.vocab_size = static_cast<int>(layout.vocab_size);
-  d.max_position_embeddings = static_cast<int>(c->max_position_embeddings());
-  d.pad_id = c->pad_token_id();
-  d.eos_id = c->eos_token_id();
-  d.unk_id = c->unk_token_id();
-  d.decoder_start_id = c->decoder_start_token_id();
-  d.activation = static_cast<ActivationKind>(c->activation());
-  d.scale_embedding = c->scale_embedding();
-  d.layer_norm_eps = c->layer_norm_eps();
+  impl->config = layout;
+  const ModelConfig& d = impl->config;
 
   if (layout.share_encoder_decoder_embeddings) {
     impl->encoder_embed = impl->decoder_embed = bind("model.shared.weight");
@@ -285,22 +219,21 @@ Status BindModel(const ModelFileView& file, Model::Impl* impl) {
   }
 
   ModelInfo& info = impl->info;
-  info.d_model = d.d_model;
-  info.encoder_layers = d.encoder_layers;
-  info.decoder_layers = d.decoder_layers;
-  info.encoder_ffn_dim = d.encoder_ffn_dim;
-  info.decoder_ffn_dim = d.decoder_ffn_dim;
-  info.vocab_size = d.vocab_size;
-  info.max_position_embeddings = d.max_position_embeddings;
-  info.pad_token_id = d.pad_id;
-  info.eos_token_id = d.eos_id;
-  info.unk_token_id = d.unk_id;
-  info.decoder_start_token_id = d.decoder_start_id;
+  info.d_model = static_cast<int>(d.d_model);
+  info.encoder_layers = static_cast<int>(d.encoder_layers);
+  info.decoder_layers = static_cast<int>(d.decoder_layers);
+  info.encoder_ffn_dim = static_cast<int>(d.encoder_ffn_dim);
+  info.decoder_ffn_dim = static_cast<int>(d.decoder_ffn_dim);
+  info.vocab_size = static_cast<int>(d.vocab_size);
+  info.max_position_embeddings = static_cast<int>(d.max_position_embeddings);
+  info.pad_token_id = d.pad_token_id;
+  info.eos_token_id = d.eos_token_id;
+  info.unk_token_id = d.unk_token_id;
+  info.decoder_start_token_id = d.decoder_start_token_id;
   info.activation = ActivationName(d.activation);
   info.attention.clear();
   for (const BlockLayout& b : blocks) {
-    info.attention.push_back({static_cast<AttentionKind>(b.kind), static_cast<int>(b.layer),
-                              static_cast<int>(b.num_heads),
+    info.attention.push_back({b.kind, static_cast<int>(b.layer), static_cast<int>(b.num_heads),
                               static_cast<int>(b.original_num_heads),
                               static_cast<int>(b.head_dim)});
   }

@@ -1,5 +1,5 @@
 // runtime/src/model_verify.h: the semantic half of loading a model. Given a file image that
-// passed VerifyModelFile (common/model_file.h), checks the config and the attention blocks with
+// passed VerifyModelFile (format/model_file.h), checks the config and the attention blocks with
 // ValidateLayout, compares the tensor list with ExpectedTensors (every expected tensor present
 // with its shape and a dtype this build executes, nothing unexpected or duplicated), checks the
 // special ids and max_position_embeddings, and fills Model::Impl's dims, info and weight views.
@@ -9,7 +9,7 @@
 #ifndef HEADWISE_RUNTIME_MODEL_VERIFY_H_
 #define HEADWISE_RUNTIME_MODEL_VERIFY_H_
 
-#include "common/model_file.h"
+#include "format/model_file.h"
 #include "headwise/status.hpp"
 #include "model_impl.h"
 

@@ -7,9 +7,9 @@
 namespace headwise {
 namespace {
 
-FcParams ClampFor(ActivationKind a) {
+FcParams ClampFor(Activation a) {
   FcParams p;
-  if (a == ActivationKind::kRelu) p.output_min = 0.0f;
+  if (a == Activation::kRelu) p.output_min = 0.0f;
   return p;
 }
 
@@ -74,7 +74,7 @@ Status CreateNetwork(const Model::Impl& m, int num_threads, const Int8Scratch* i
   FcParams plain;
   plain.int8_scratch = int8;
   plain.f16_scratch = f16;
-  FcParams ffn1 = ClampFor(m.dims.activation);
+  FcParams ffn1 = ClampFor(m.config.activation);
   ffn1.int8_scratch = plain.int8_scratch;
   ffn1.f16_scratch = plain.f16_scratch;
   for (size_t l = 0; l < m.encoder_layers.size(); ++l) {

@@ -44,7 +44,7 @@ struct Network {
   FullyConnected lm_head;  // d -> V with final_logits_bias
   ThreadPool pool;
 
-  const ModelDims& dims() const { return model->dims; }
+  const ModelConfig& config() const { return model->config; }
   pthreadpool* threads() const { return pool.get(); }
 };
 

@@ -42,7 +42,7 @@ Status CheckIds(int32_t vocab_size, const TokenSpan& span, size_t sentence, cons
 Status Translator::TranslateIds(const TokenSpan* sources, size_t batch,
                                 const SearchOptions& options) {
   Impl& t = *impl_;
-  const int32_t vocab_size = t.model_impl().dims.vocab_size;
+  const int32_t vocab_size = t.model_impl().config.vocab_size;
   if (batch > static_cast<size_t>(t.limits.max_batch)) {
     return Status(ErrorCode::kBatchTooLarge,
                   "batch of " + std::to_string(batch) + " sentences; TranslatorLimits.max_batch is " +
@@ -84,7 +84,7 @@ HypothesisView Translator::hypothesis(size_t sentence, size_t k) const {
 
 Status Translator::ForcedLogits(TokenSpan source, TokenSpan target, float* logits) {
   Impl& t = *impl_;
-  const ModelDims& dims = t.model_impl().dims;
+  const ModelConfig& dims = t.model_impl().config;
   HW_RETURN_IF_ERROR(CheckSource(t.limits, source, 0, "source"));
   HW_RETURN_IF_ERROR(CheckIds(dims.vocab_size, source, 0, "source"));
   if (target.size > 0 && target.ids == nullptr) return InvalidArgument("ForcedLogits: target ids is null");
@@ -104,7 +104,7 @@ Status Translator::ForcedLogits(TokenSpan source, TokenSpan target, float* logit
   rows.slot[0] = 0;
   rows.sentence[0] = 0;
   for (size_t step = 0; step <= target.size; ++step) {
-    rows.token[0] = step == 0 ? dims.decoder_start_id : target.ids[step - 1];
+    rows.token[0] = step == 0 ? dims.decoder_start_token_id : target.ids[step - 1];
     HW_RETURN_IF_ERROR(decoder.Step(1, step, logits + step * V));
   }
   return Status::Ok();

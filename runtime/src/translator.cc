@@ -14,7 +14,7 @@
 namespace headwise {
 namespace {
 
-Status CheckLimits(const TranslatorLimits& l, const ModelDims& dims) {
+Status CheckLimits(const TranslatorLimits& l, const ModelConfig& dims) {
   const std::pair<const char*, int> positive[] = {{"max_batch", l.max_batch},
                                                  {"max_source_tokens", l.max_source_tokens},
                                                  {"max_target_tokens", l.max_target_tokens},
@@ -28,7 +28,7 @@ Status CheckLimits(const TranslatorLimits& l, const ModelDims& dims) {
   }
   for (const auto& [name, value] : {std::pair<const char*, int>{"max_source_tokens", l.max_source_tokens},
                                     std::pair<const char*, int>{"max_target_tokens", l.max_target_tokens}}) {
-    if (value > dims.max_position_embeddings) {
+    if (static_cast<uint32_t>(value) > dims.max_position_embeddings) {  // value >= 1 here
       return InvalidArgument(std::string("TranslatorLimits.") + name + " " +
                              std::to_string(value) + " exceeds the model's max_position_embeddings " +
                              std::to_string(dims.max_position_embeddings));
@@ -100,7 +100,7 @@ Result<std::unique_ptr<Translator::Impl>> CreateTranslatorImpl(std::shared_ptr<c
   impl->model = std::move(model);
   impl->limits = limits;
   const Model::Impl& m = impl->model->impl();
-  const ModelDims& dims = m.dims;
+  const ModelConfig& dims = m.config;
   HW_RETURN_IF_ERROR(CheckLimits(limits, dims));
   // H of hypotheses.h: fewer than 3 * beam records per sentence (see beam.cc for the bound).
   const size_t hyps_per_sentence = 3 * static_cast<size_t>(limits.max_beam);

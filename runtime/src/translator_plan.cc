@@ -7,14 +7,14 @@ namespace headwise {
 
 namespace {
 
-bool Is(const WeightView& w, WeightType t) { return w.dtype == t; }
+bool Is(const WeightView& w, DType t) { return w.dtype == t; }
 
-bool Is(const AttentionWeights& a, WeightType t) {
+bool Is(const AttentionWeights& a, DType t) {
   return Is(a.q_w, t) || Is(a.k_w, t) || Is(a.v_w, t) || Is(a.out_w, t);
 }
 
 // Any operator matrix of type t (a file may mix dtypes).
-bool HasMatrices(const Model::Impl& model, WeightType t) {
+bool HasMatrices(const Model::Impl& model, DType t) {
   bool any = Is(model.lm_head, t);
   for (const EncoderLayerWeights& l : model.encoder_layers) {
     any = any || Is(l.self_attn, t) || Is(l.ffn.fc1_w, t) || Is(l.ffn.fc2_w, t);
@@ -28,13 +28,13 @@ bool HasMatrices(const Model::Impl& model, WeightType t) {
 
 }  // namespace
 
-bool HasF16Matrices(const Model::Impl& model) { return HasMatrices(model, WeightType::kF16); }
-bool HasInt8Weights(const Model::Impl& model) { return HasMatrices(model, WeightType::kI8); }
+bool HasF16Matrices(const Model::Impl& model) { return HasMatrices(model, DType::kF16); }
+bool HasInt8Weights(const Model::Impl& model) { return HasMatrices(model, DType::kI8); }
 
 void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
                    size_t hyps_per_sentence, bool f16_compute, ArenaCarver& c,
                    TranslatorBuffers* buf) {
-  const ModelDims& dims = model.dims;
+  const ModelConfig& dims = model.config;
   const size_t B = static_cast<size_t>(limits.max_batch);
   const size_t S = static_cast<size_t>(limits.max_source_tokens);
   const size_t T = static_cast<size_t>(limits.max_target_tokens);
@@ -140,9 +140,9 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
   search.vocab = V;
   search.max_beam = K;
   search.max_length = T;
-  search.pad_id = dims.pad_id;
-  search.eos_id = dims.eos_id;
-  search.decoder_start_id = dims.decoder_start_id;
+  search.pad_id = dims.pad_token_id;
+  search.eos_id = dims.eos_token_id;
+  search.decoder_start_id = dims.decoder_start_token_id;
 
   // Phase scratch: the encoder's and the decoder's share the same bytes.
   const size_t phase = c.Mark();

@@ -13,14 +13,14 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace headwise {
+#include "format/model_types.h"  // DType
 
-enum class WeightType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
+namespace headwise {
 
 // A 1-D ([cols], rows == 1) or 2-D row-major ([rows, cols]) tensor.
 struct WeightView {
   const void* data = nullptr;
-  WeightType dtype = WeightType::kF32;
+  DType dtype = DType::kF32;
   uint32_t rows = 0;
   uint32_t cols = 0;
   // I8 only: one scale per row (output channel), value = q * scale[row]. Null otherwise.

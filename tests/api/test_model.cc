@@ -10,6 +10,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "format/weight_format.h"
+
 #ifndef HW_SPM_TRAIN
 #error "HW_SPM_TRAIN (path of spm_train) must be defined by the build"
 #endif
@@ -121,15 +123,15 @@ std::vector<std::string> MarianVocab(const Spm& source, const Spm& target,
   return vocab;
 }
 
-convert::ModelSpec RandomModelSpec(const Spm* source, const Spm* target, uint32_t seed,
+ModelSpec RandomModelSpec(const Spm* source, const Spm* target, uint32_t seed,
                                    uint32_t max_position_embeddings) {
-  convert::ModelSpec spec;
+  ModelSpec spec;
   if (source != nullptr && target != nullptr) {
     spec.source_spm = source->proto;
     spec.target_spm = target->proto;
     spec.vocab = MarianVocab(*source, *target);
   }
-  LayoutConfig& c = spec.layout;
+  ModelConfig& c = spec.config;
   c.d_model = 16;
   c.encoder_layers = 2;
   c.decoder_layers = 2;
@@ -138,19 +140,19 @@ convert::ModelSpec RandomModelSpec(const Spm* source, const Spm* target, uint32_
   c.encoder_ffn_dim = 32;
   c.decoder_ffn_dim = 24;
   c.vocab_size = spec.vocab.empty() ? 40 : static_cast<uint32_t>(spec.vocab.size());
-  spec.activation = convert::Activation::kRelu;
-  spec.max_position_embeddings = max_position_embeddings;
-  spec.eos_token_id = kEos;
-  spec.unk_token_id = kUnk;
-  spec.pad_token_id = static_cast<int32_t>(c.vocab_size - 1);
-  spec.decoder_start_token_id = spec.pad_token_id;
-  spec.scale_embedding = true;
+  spec.config.activation = Activation::kRelu;
+  spec.config.max_position_embeddings = max_position_embeddings;
+  spec.config.eos_token_id = kEos;
+  spec.config.unk_token_id = kUnk;
+  spec.config.pad_token_id = static_cast<int32_t>(c.vocab_size - 1);
+  spec.config.decoder_start_token_id = spec.config.pad_token_id;
+  spec.config.scale_embedding = true;
 
   // Canonical order: encoder self 0, 1; decoder self 0, 1; decoder cross 0, 1.
   const std::vector<std::vector<uint32_t>> kept = {{0, 2}, {0, 1, 2, 3}, {1}, {0, 3}, {}, {2, 3}};
   size_t index = 0;
-  for (BlockKind kind : {BlockKind::kEncoderSelf, BlockKind::kDecoderSelf, BlockKind::kDecoderCross}) {
-    const uint32_t layers = kind == BlockKind::kEncoderSelf ? c.encoder_layers : c.decoder_layers;
+  for (AttentionKind kind : {AttentionKind::kEncoderSelf, AttentionKind::kDecoderSelf, AttentionKind::kDecoderCross}) {
+    const uint32_t layers = kind == AttentionKind::kEncoderSelf ? c.encoder_layers : c.decoder_layers;
     for (uint32_t l = 0; l < layers; ++l, ++index) {
       BlockLayout b;
       b.kind = kind;
@@ -165,8 +167,8 @@ convert::ModelSpec RandomModelSpec(const Spm* source, const Spm* target, uint32_
 
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 0.5f);
-  for (const ExpectedTensor& e : ExpectedTensors(spec.layout, spec.blocks)) {
-    convert::TensorSpec t{e.name, e.shape, {}};
+  for (const ExpectedTensor& e : ExpectedTensors(spec.config, spec.blocks)) {
+    TensorSpec t{e.name, e.shape, {}};
     size_t n = 1;
     for (uint32_t d : t.shape) n *= d;
     t.data.resize(n);
@@ -199,17 +201,17 @@ Status WriteStandardModels(const std::string& dir) {
   HW_ASSIGN_OR_RETURN(const Spm de, TrainSpm(dir, "de", 120));
   AtomicWriteOptions overwrite;
   overwrite.overwrite = true;
-  HW_RETURN_IF_ERROR(convert::WriteModelFile(RandomModelSpec(&en, &de), dir + "/tiny.hwm", overwrite));
+  HW_RETURN_IF_ERROR(WriteModelFile(RandomModelSpec(&en, &de), dir + "/tiny.hwm", overwrite));
   // The same model with F16 weight matrices (the fp16 compute path: tests/platforms).
-  convert::ModelSpec fp16 = RandomModelSpec(&en, &de);
-  convert::ApplyWeightFormat(convert::WeightFormat::kF16, &fp16);
-  HW_RETURN_IF_ERROR(convert::WriteModelFile(fp16, dir + "/tiny.fp16.hwm", overwrite));
+  ModelSpec fp16 = RandomModelSpec(&en, &de);
+  ApplyWeightFormat(WeightFormat::kF16, &fp16);
+  HW_RETURN_IF_ERROR(WriteModelFile(fp16, dir + "/tiny.fp16.hwm", overwrite));
   // And with I8 weight matrices (the int8 kernels: --verbose names the family, tests/platforms).
-  convert::ModelSpec int8 = RandomModelSpec(&en, &de);
-  convert::ApplyWeightFormat(convert::WeightFormat::kI8, &int8);
-  HW_RETURN_IF_ERROR(convert::WriteModelFile(int8, dir + "/tiny.int8.hwm", overwrite));
-  return convert::WriteModelFile(RandomModelSpec(nullptr, nullptr), dir + "/no_tokenizer.hwm",
-                                 overwrite);
+  ModelSpec int8 = RandomModelSpec(&en, &de);
+  ApplyWeightFormat(WeightFormat::kI8, &int8);
+  HW_RETURN_IF_ERROR(WriteModelFile(int8, dir + "/tiny.int8.hwm", overwrite));
+  return WriteModelFile(RandomModelSpec(nullptr, nullptr), dir + "/no_tokenizer.hwm",
+                        overwrite);
 }
 
 }  // namespace headwise::testing

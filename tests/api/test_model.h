@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "converter/src/model_writer.h"
+#include "format/model_writer.h"
 #include "headwise/status.hpp"
 
 namespace headwise::testing {
@@ -38,7 +38,7 @@ std::vector<std::string> MarianVocab(const Spm& source, const Spm& target,
 // pruned (one decoder cross-attention block keeps none), relu. With a tokenizer, its vocab is
 // MarianVocab(source, target); without (source == nullptr), vocab_size 40 and no tokenizer.
 // pad = decoder_start = vocab_size - 1. A bias on EOS makes most outputs end early.
-convert::ModelSpec RandomModelSpec(const Spm* source, const Spm* target, uint32_t seed = 7,
+ModelSpec RandomModelSpec(const Spm* source, const Spm* target, uint32_t seed = 7,
                                    uint32_t max_position_embeddings = 512);
 
 // The corpus lines TrainSpm uses for `language`.

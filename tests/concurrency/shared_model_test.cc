@@ -92,10 +92,10 @@ TEST(SharedModel, EightThreadsOfAThousandSentencesMatchOneThread) {
   auto en = testing::TrainSpm(dir.path(), "en", 120);
   auto de = testing::TrainSpm(dir.path(), "de", 120);
   ASSERT_TRUE(en.ok() && de.ok()) << en.status().ToString() << de.status().ToString();
-  const convert::ModelSpec spec = testing::RandomModelSpec(&*en, &*de);
+  const ModelSpec spec = testing::RandomModelSpec(&*en, &*de);
   AtomicWriteOptions overwrite;
   overwrite.overwrite = true;
-  ASSERT_TRUE(convert::WriteModelFile(spec, dir / "model.hwm", overwrite).ok());
+  ASSERT_TRUE(WriteModelFile(spec, dir / "model.hwm", overwrite).ok());
   auto loaded = Model::Load(dir / "model.hwm");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   const std::shared_ptr<const Model> model = std::move(loaded).value();

@@ -59,9 +59,9 @@ std::vector<BlockLayout> FixtureBlocks() {
   std::vector<BlockLayout> out;
   for (const auto& [kind, layer] : kBlocks) {
     BlockLayout b;
-    b.kind = kind == "encoder_self"   ? BlockKind::kEncoderSelf
-             : kind == "decoder_self" ? BlockKind::kDecoderSelf
-                                      : BlockKind::kDecoderCross;
+    b.kind = kind == "encoder_self"   ? AttentionKind::kEncoderSelf
+             : kind == "decoder_self" ? AttentionKind::kDecoderSelf
+                                      : AttentionKind::kDecoderCross;
     b.layer = static_cast<uint32_t>(layer);
     b.original_num_heads = 4;
     b.num_heads = 4;

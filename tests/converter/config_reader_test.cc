@@ -10,21 +10,21 @@
 namespace headwise::convert {
 namespace {
 
-Result<MarianConfig> Parse(const nlohmann::json& j) { return ParseMarianConfig(j.dump(), "c.json"); }
+Result<ModelConfig> Parse(const nlohmann::json& j) { return ParseMarianConfig(j.dump(), "c.json"); }
 
 TEST(ConfigReader, ReadsTheMarianKeys) {
   auto r = Parse(testing::MakeCheckpoint().config);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->layout.d_model, 8u);
-  EXPECT_EQ(r->layout.encoder_layers, 2u);
-  EXPECT_EQ(r->layout.decoder_layers, 2u);
-  EXPECT_EQ(r->layout.encoder_attention_heads, 4u);
-  EXPECT_EQ(r->layout.decoder_attention_heads, 4u);
-  EXPECT_EQ(r->layout.encoder_ffn_dim, 16u);
-  EXPECT_EQ(r->layout.decoder_ffn_dim, 12u);
-  EXPECT_EQ(r->layout.vocab_size, 12u);
-  EXPECT_TRUE(r->layout.share_encoder_decoder_embeddings);
-  EXPECT_TRUE(r->layout.tie_word_embeddings);
+  EXPECT_EQ(r->d_model, 8u);
+  EXPECT_EQ(r->encoder_layers, 2u);
+  EXPECT_EQ(r->decoder_layers, 2u);
+  EXPECT_EQ(r->encoder_attention_heads, 4u);
+  EXPECT_EQ(r->decoder_attention_heads, 4u);
+  EXPECT_EQ(r->encoder_ffn_dim, 16u);
+  EXPECT_EQ(r->decoder_ffn_dim, 12u);
+  EXPECT_EQ(r->vocab_size, 12u);
+  EXPECT_TRUE(r->share_encoder_decoder_embeddings);
+  EXPECT_TRUE(r->tie_word_embeddings);
   EXPECT_EQ(r->activation, Activation::kSwish);
   EXPECT_EQ(r->max_position_embeddings, 16u);
   EXPECT_EQ(r->pad_token_id, 11);
@@ -49,8 +49,8 @@ TEST(ConfigReader, DefaultsAndActivationNames) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->activation, act) << name;
     EXPECT_FALSE(r->scale_embedding);
-    EXPECT_TRUE(r->layout.share_encoder_decoder_embeddings);
-    EXPECT_TRUE(r->layout.tie_word_embeddings);
+    EXPECT_TRUE(r->share_encoder_decoder_embeddings);
+    EXPECT_TRUE(r->tie_word_embeddings);
   }
 }
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "common/checksum.h"
-#include "common/format.h"
-#include "converter/src/model_writer.h"
+#include "format/file_layout.h"
+#include "format/model_writer.h"
 #include "headwise_generated.h"
 #include "tests/converter/checkpoint_fixture.h"
 #include "tests/converter/spec_fixture.h"
@@ -34,7 +34,7 @@ TEST(Inspect, ReportsAWriterModel) {
   EXPECT_EQ(j["attention"][3]["block"], "model.decoder.layers.0.encoder_attn");
   EXPECT_EQ(j["heads"]["kept"], 7);
   EXPECT_EQ(j["heads"]["total"], 16);
-  EXPECT_EQ(j["tensors"]["count"], ExpectedTensors(spec.layout, spec.blocks).size());
+  EXPECT_EQ(j["tensors"]["count"], ExpectedTensors(spec.config, spec.blocks).size());
   EXPECT_EQ(j["data"]["offset"].get<uint64_t>() % kTensorAlignment, 0u);
   EXPECT_EQ(j["provenance"]["source_checkpoint_name"], "tiny");
   const std::string text = FormatInspectText(j);

@@ -14,8 +14,8 @@ using Kept = std::vector<std::vector<uint32_t>>;
 
 // 3 encoder layers with 8 heads, 2 decoder layers with 4 heads: blocks enc0..2, dec0..1,
 // cross0..1.
-LayoutConfig Config() {
-  LayoutConfig c;
+ModelConfig Config() {
+  ModelConfig c;
   c.d_model = 16;
   c.encoder_layers = 3;
   c.decoder_layers = 2;

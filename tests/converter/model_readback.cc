@@ -4,7 +4,7 @@
 
 #include "common/half.h"
 #include "common/mapped_file.h"
-#include "common/model_file.h"
+#include "format/model_file.h"
 #include "headwise_generated.h"
 #include "tests/converter/flatbuffer_access.h"
 

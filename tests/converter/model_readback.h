@@ -1,5 +1,5 @@
 // tests/converter/model_readback.h: reads a written .hwm back for assertions: verified with
-// common/model_file.h (checksum included), tensors decoded to floats by name. Tests only.
+// format/model_file.h (checksum included), tensors decoded to floats by name. Tests only.
 #ifndef HEADWISE_TESTS_CONVERTER_MODEL_READBACK_H_
 #define HEADWISE_TESTS_CONVERTER_MODEL_READBACK_H_
 

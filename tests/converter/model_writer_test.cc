@@ -1,4 +1,4 @@
-#include "converter/src/model_writer.h"
+#include "format/model_writer.h"
 
 #include <flatbuffers/flatbuffers.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "common/checksum.h"
-#include "common/format.h"
+#include "format/file_layout.h"
 #include "common/mapped_file.h"
 #include "headwise_generated.h"
 #include "tests/converter/flatbuffer_access.h"
@@ -84,7 +84,7 @@ TEST(ModelWriter, RoundTripThroughVerifier) {
   EXPECT_EQ(Vec(blocks[3]->kept_heads()), std::vector<uint32_t>{3});
 
   // Every tensor reads back equal from the data segment.
-  const auto expected = ExpectedTensors(spec.layout, spec.blocks);
+  const auto expected = ExpectedTensors(spec.config, spec.blocks);
   const auto tensors = Tables(m->tensors());
   ASSERT_EQ(tensors.size(), expected.size());
   const uint8_t* segment = image->data() + m->data_offset();
@@ -173,13 +173,13 @@ TEST(ModelWriter, ModelWithoutTokenizerOrGates) {
   spec.target_spm.clear();
   spec.vocab.clear();
   spec.gate_log_alpha.clear();
-  spec.layout.share_encoder_decoder_embeddings = false;
-  spec.layout.tie_word_embeddings = false;
+  spec.config.share_encoder_decoder_embeddings = false;
+  spec.config.tie_word_embeddings = false;
   // Rebuild the tensor list for the untied, unshared layout.
   const ModelSpec shaped = [&] {
     ModelSpec s = spec;
     s.tensors.clear();
-    for (const ExpectedTensor& e : ExpectedTensors(s.layout, s.blocks)) {
+    for (const ExpectedTensor& e : ExpectedTensors(s.config, s.blocks)) {
       size_t n = 1;
       for (uint32_t d : e.shape) n *= d;
       s.tensors.push_back({e.name, e.shape, std::vector<float>(n, 0.5f)});
@@ -237,7 +237,7 @@ const std::string kQ = "model.encoder.layers.1.self_attn.q_proj.weight";
 INSTANTIATE_TEST_SUITE_P(
     AllPaths, ModelWriterRejects,
     ::testing::Values(
-        BadSpecCase{"LayoutZeroDModel", [](ModelSpec& s) { s.layout.d_model = 0; },
+        BadSpecCase{"LayoutZeroDModel", [](ModelSpec& s) { s.config.d_model = 0; },
                     "must all be > 0"},
         BadSpecCase{"LayoutHeadDim", [](ModelSpec& s) { s.blocks[1].head_dim = 4; },
                     "(encoder self-attention layer 1): expected head_dim 2, found 4"},
@@ -246,20 +246,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpecCase{"LayoutKeptUnsorted",
                     [](ModelSpec& s) { s.blocks[0].kept_heads = {2, 1, 0, 3}; },
                     "ascending, unique"},
-        BadSpecCase{"MaxPositions", [](ModelSpec& s) { s.max_position_embeddings = 0; },
+        BadSpecCase{"MaxPositions", [](ModelSpec& s) { s.config.max_position_embeddings = 0; },
                     "max_position_embeddings: expected > 0"},
-        BadSpecCase{"LayerNormEps", [](ModelSpec& s) { s.layer_norm_eps = 0.0f; },
+        BadSpecCase{"LayerNormEps", [](ModelSpec& s) { s.config.layer_norm_eps = 0.0f; },
                     "layer_norm_eps: expected a finite value > 0"},
         BadSpecCase{"Activation",
-                    [](ModelSpec& s) { s.activation = static_cast<Activation>(7); },
+                    [](ModelSpec& s) { s.config.activation = static_cast<Activation>(7); },
                     "activation: unknown value 7"},
-        BadSpecCase{"PadId", [](ModelSpec& s) { s.pad_token_id = 10; },
+        BadSpecCase{"PadId", [](ModelSpec& s) { s.config.pad_token_id = 10; },
                     "pad_token_id: expected an id in [0, 10), found 10"},
-        BadSpecCase{"EosNegative", [](ModelSpec& s) { s.eos_token_id = -1; },
+        BadSpecCase{"EosNegative", [](ModelSpec& s) { s.config.eos_token_id = -1; },
                     "eos_token_id: expected an id in [0, 10), found -1"},
-        BadSpecCase{"DecoderStartId", [](ModelSpec& s) { s.decoder_start_token_id = 99; },
+        BadSpecCase{"DecoderStartId", [](ModelSpec& s) { s.config.decoder_start_token_id = 99; },
                     "decoder_start_token_id"},
-        BadSpecCase{"UnkId", [](ModelSpec& s) { s.unk_token_id = 10; }, "unk_token_id"},
+        BadSpecCase{"UnkId", [](ModelSpec& s) { s.config.unk_token_id = 10; }, "unk_token_id"},
         BadSpecCase{"GateCount", [](ModelSpec& s) { s.gate_log_alpha.pop_back(); },
                     "gate_log_alpha: expected one entry per attention block (4), found 3"},
         BadSpecCase{"GateLength", [](ModelSpec& s) { s.gate_log_alpha[2] = {1.0f, 2.0f}; },

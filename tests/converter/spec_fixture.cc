@@ -8,9 +8,9 @@ float FixtureValue(size_t tensor_index, size_t i) {
   return static_cast<float>(tensor_index) * 1000.0f + static_cast<float>(i) * 0.5f;
 }
 
-convert::ModelSpec MakeSpec(const std::vector<std::vector<uint32_t>>& kept) {
-  convert::ModelSpec spec;
-  LayoutConfig& c = spec.layout;
+ModelSpec MakeSpec(const std::vector<std::vector<uint32_t>>& kept) {
+  ModelSpec spec;
+  ModelConfig& c = spec.config;
   c.d_model = 8;
   c.encoder_layers = 2;
   c.decoder_layers = 1;
@@ -19,17 +19,17 @@ convert::ModelSpec MakeSpec(const std::vector<std::vector<uint32_t>>& kept) {
   c.encoder_ffn_dim = 16;
   c.decoder_ffn_dim = 12;
   c.vocab_size = 10;
-  spec.activation = convert::Activation::kRelu;
-  spec.max_position_embeddings = 32;
-  spec.pad_token_id = 9;
-  spec.eos_token_id = 0;
-  spec.decoder_start_token_id = 9;
-  spec.unk_token_id = 1;
-  spec.scale_embedding = true;
+  spec.config.activation = Activation::kRelu;
+  spec.config.max_position_embeddings = 32;
+  spec.config.pad_token_id = 9;
+  spec.config.eos_token_id = 0;
+  spec.config.decoder_start_token_id = 9;
+  spec.config.unk_token_id = 1;
+  spec.config.scale_embedding = true;
 
   size_t index = 0;
-  for (BlockKind kind : {BlockKind::kEncoderSelf, BlockKind::kDecoderSelf, BlockKind::kDecoderCross}) {
-    const uint32_t layers = kind == BlockKind::kEncoderSelf ? c.encoder_layers : c.decoder_layers;
+  for (AttentionKind kind : {AttentionKind::kEncoderSelf, AttentionKind::kDecoderSelf, AttentionKind::kDecoderCross}) {
+    const uint32_t layers = kind == AttentionKind::kEncoderSelf ? c.encoder_layers : c.decoder_layers;
     for (uint32_t l = 0; l < layers; ++l, ++index) {
       BlockLayout b;
       b.kind = kind;
@@ -42,9 +42,9 @@ convert::ModelSpec MakeSpec(const std::vector<std::vector<uint32_t>>& kept) {
       spec.gate_log_alpha.push_back({1.5f, -2.0f, 0.25f, static_cast<float>(index)});
     }
   }
-  const std::vector<ExpectedTensor> expected = ExpectedTensors(spec.layout, spec.blocks);
+  const std::vector<ExpectedTensor> expected = ExpectedTensors(spec.config, spec.blocks);
   for (size_t t = 0; t < expected.size(); ++t) {
-    convert::TensorSpec ts{expected[t].name, expected[t].shape, {}};
+    TensorSpec ts{expected[t].name, expected[t].shape, {}};
     size_t n = 1;
     for (uint32_t d : ts.shape) n *= d;
     for (size_t i = 0; i < n; ++i) ts.data.push_back(FixtureValue(t, i));

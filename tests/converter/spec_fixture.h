@@ -6,13 +6,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "converter/src/model_writer.h"
+#include "format/model_writer.h"
 
 namespace headwise::testing {
 
 // d_model 8, 4 source heads per block (head_dim 2), 2 encoder + 1 decoder layers, vocab 10.
 // `kept[i]` gives the kept heads of block i (canonical order); missing entries keep all heads.
-convert::ModelSpec MakeSpec(const std::vector<std::vector<uint32_t>>& kept = {});
+ModelSpec MakeSpec(const std::vector<std::vector<uint32_t>>& kept = {});
 
 // The value the fixture stores at flat index `i` of the tensor numbered `tensor_index` in
 // ExpectedTensors order: distinct across tensors and indices, exactly representable.

@@ -10,7 +10,8 @@
 
 #include "common/atomic_file.h"
 #include "converter/src/cli.h"
-#include "converter/src/model_writer.h"
+#include "format/model_writer.h"
+#include "format/weight_format.h"
 #include "headwise_generated.h"
 #include "tests/converter/checkpoint_fixture.h"
 #include "tests/converter/model_readback.h"
@@ -118,7 +119,7 @@ TEST(WeightFormat, ValidationRejectsWhatTheDTypeCannotHold) {
   ModelSpec spec = testing::MakeSpec();
   ApplyWeightFormat(WeightFormat::kF16, &spec);
   for (TensorSpec& t : spec.tensors) {
-    if (t.dtype == TensorDType::kF16) {
+    if (t.dtype == DType::kF16) {
       t.data[0] = 70000.0f;
       const Status s = ValidateModelSpec(spec);
       EXPECT_EQ(s.code(), ErrorCode::kInvalidCheckpoint);
@@ -129,7 +130,7 @@ TEST(WeightFormat, ValidationRejectsWhatTheDTypeCannotHold) {
   ModelSpec bias = testing::MakeSpec();
   for (TensorSpec& t : bias.tensors) {
     if (t.shape.size() == 1) {
-      t.dtype = TensorDType::kI8;
+      t.dtype = DType::kI8;
       const Status s = ValidateModelSpec(bias);
       EXPECT_EQ(s.code(), ErrorCode::kInvalidCheckpoint);
       EXPECT_NE(s.message().find("needs a 2-D tensor"), std::string::npos) << s.message();

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/format.h"
+#include "format/file_layout.h"
 #include "fuzz/model_exercise.h"
 #include "headwise/headwise.h"
 #include "tests/api/test_model.h"
@@ -116,7 +116,7 @@ TEST(HostileModel, TokenizerModelWithFlippedBytesIsACleanErrorOrAWorkingModel) {
   auto en = testing::TrainSpm(dir.path(), "en", 60);
   auto de = testing::TrainSpm(dir.path(), "de", 60);
   ASSERT_TRUE(en.ok() && de.ok()) << en.status().ToString() << de.status().ToString();
-  auto bytes = convert::SerializeModel(testing::RandomModelSpec(&*en, &*de));
+  auto bytes = SerializeModel(testing::RandomModelSpec(&*en, &*de));
   ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
   ModelImage image(std::move(bytes).value());
   ASSERT_TRUE(image.Load().ok());
@@ -276,7 +276,7 @@ TEST(HostileModel, MissingBlocksAndUnknownEnums) {
 }
 
 TEST(HostileModel, BadTokenizerBlobsNameTheBlob) {
-  convert::ModelSpec spec = testing::MakeSpec(SmallOptions());
+  ModelSpec spec = testing::MakeSpec(SmallOptions());
   spec.vocab = {"</s>", "<unk>", "a", "b", "c", "d", "e", "f", "g", "h", "<pad>"};
   spec.source_spm = "this is not a SentencePiece model";
   spec.target_spm = std::string("\x0a\xff\xff\xff\xff\x0f", 6);  // a field longer than the blob
@@ -331,7 +331,7 @@ std::string SpmProto(const std::vector<std::string>& pieces) {
 // Found by the model_loader fuzzer (fuzz/regressions/model_loader/crash-c90eb6b9...): a piece
 // starting with NUL makes SentencePiece's trie builder throw instead of returning a Status.
 TEST(HostileModel, SentencePieceThatThrowsIsATokenizerError) {
-  convert::ModelSpec spec = testing::MakeSpec(SmallOptions());
+  ModelSpec spec = testing::MakeSpec(SmallOptions());
   spec.vocab = {"</s>", "<unk>", "a", "b", "c", "d", "e", "f", "g", "h", "<pad>"};
   spec.source_spm = SpmProto({"a", std::string("\0b", 2)});
   spec.target_spm = SpmProto({"a", "b"});

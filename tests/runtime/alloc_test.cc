@@ -11,6 +11,7 @@
 #include <new>
 #include <string>
 
+#include "format/weight_format.h"
 #include "tests/runtime/test_model.h"
 
 extern "C" {
@@ -118,7 +119,7 @@ TEST(AllocationCounterTest, SeesNewMallocAndAlignedAllocations) {
 // f16 path (its F16 activation copies in the arena) where the CPU has fp16 arithmetic (qemu's
 // default aarch64 CPU "max", and tests/platforms' cortex-a76 run) and the F32 fallback
 // elsewhere. HEADWISE_EXPECT_FP16=1 makes the f16 case insist on the f16 path.
-class AllocationTest : public ::testing::TestWithParam<convert::WeightFormat> {};
+class AllocationTest : public ::testing::TestWithParam<WeightFormat> {};
 
 TEST_P(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   testing::ModelOptions o;
@@ -132,7 +133,7 @@ TEST_P(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   o.kept = {{0, 1}, {}, {1, 2, 3}, {0}, {2}, {}};  // pruned and empty blocks
   auto tm = std::make_unique<testing::TestModel>();
   tm->spec = testing::MakeSpec(o);
-  convert::ApplyWeightFormat(GetParam(), &tm->spec);
+  ApplyWeightFormat(GetParam(), &tm->spec);
   tm->image = std::make_unique<testing::AlignedBytes>(testing::Serialize(tm->spec));
   auto loaded = Model::LoadFromMemory(tm->image->data(), tm->image->size());
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -148,7 +149,7 @@ TEST_P(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   Translator& tr = **created;
   std::printf("%s\n", tr.precision_note().c_str());
   const char* expect = std::getenv("HEADWISE_EXPECT_FP16");
-  if (GetParam() == convert::WeightFormat::kF16 && expect != nullptr && std::string(expect) == "1") {
+  if (GetParam() == WeightFormat::kF16 && expect != nullptr && std::string(expect) == "1") {
     ASSERT_EQ(tr.matmul_precision(), MatmulPrecision::kF16) << tr.precision_note();
   }
 
@@ -194,9 +195,9 @@ TEST_P(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, AllocationTest,
-                         ::testing::Values(convert::WeightFormat::kF32, convert::WeightFormat::kF16),
-                         [](const ::testing::TestParamInfo<convert::WeightFormat>& i) {
-                           return std::string(convert::WeightFormatName(i.param));
+                         ::testing::Values(WeightFormat::kF32, WeightFormat::kF16),
+                         [](const ::testing::TestParamInfo<WeightFormat>& i) {
+                           return std::string(WeightFormatName(i.param));
                          });
 
 }  // namespace

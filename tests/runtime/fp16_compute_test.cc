@@ -17,6 +17,7 @@
 
 #include "common/half.h"
 #include "fc/fully_connected.h"
+#include "format/weight_format.h"
 #include "translator_impl.h"
 #include "xnn_backend.h"
 #include "tests/runtime/test_model.h"
@@ -78,9 +79,9 @@ TEST_P(Fp16FullyConnectedTest, MatchesDoubleReferenceWithinFp16Bound) {
   for (size_t p = 0; p < c.parts; ++p) {
     for (uint16_t& v : w[p]) v = FloatToF16(0.2f * u(rng));
     for (float& v : b[p]) v = 0.5f * u(rng);
-    parts[p].weight = {w[p].data(), WeightType::kF16, static_cast<uint32_t>(c.out_per_part),
+    parts[p].weight = {w[p].data(), DType::kF16, static_cast<uint32_t>(c.out_per_part),
                        static_cast<uint32_t>(c.in), nullptr};
-    parts[p].bias = {b[p].data(), WeightType::kF32, 1, static_cast<uint32_t>(c.out_per_part), nullptr};
+    parts[p].bias = {b[p].data(), DType::kF32, 1, static_cast<uint32_t>(c.out_per_part), nullptr};
   }
   std::vector<uint16_t> s_in(c.rows * c.in), s_out(c.rows * out);
   F16Scratch scratch{s_in.data(), s_out.data(), s_in.size(), s_out.size()};
@@ -141,10 +142,10 @@ testing::ModelOptions SmallModel() {
   return o;
 }
 
-std::unique_ptr<testing::TestModel> Build(const testing::ModelOptions& o, convert::WeightFormat f) {
+std::unique_ptr<testing::TestModel> Build(const testing::ModelOptions& o, WeightFormat f) {
   auto m = std::make_unique<testing::TestModel>();
   m->spec = testing::MakeSpec(o);
-  convert::ApplyWeightFormat(f, &m->spec);
+  ApplyWeightFormat(f, &m->spec);
   m->image = std::make_unique<testing::AlignedBytes>(testing::Serialize(m->spec));
   auto loaded = Model::LoadFromMemory(m->image->data(), m->image->size());
   EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -165,9 +166,9 @@ TranslatorLimits Limits(Fp16Compute mode, int threads = 1) {
 TEST(Fp16ComputeOption, PrecisionFollowsTheModeTheModelAndTheCpu) {
   const bool f16 = Fp16Here();
   const testing::ModelOptions o = SmallModel();
-  auto m16 = Build(o, convert::WeightFormat::kF16);
-  auto m32 = Build(o, convert::WeightFormat::kF32);
-  auto m8 = Build(o, convert::WeightFormat::kI8);
+  auto m16 = Build(o, WeightFormat::kF16);
+  auto m32 = Build(o, WeightFormat::kF32);
+  auto m8 = Build(o, WeightFormat::kI8);
   ASSERT_TRUE(m16->model && m32->model && m8->model);
 
   auto off = Translator::Create(m16->model, Limits(Fp16Compute::kOff));
@@ -231,7 +232,7 @@ TEST_P(Fp16ComputeModelTest, LogitsAndGreedyIdsAgreeWithTheF32Fallback) {
     ASSERT_EQ(f16, want == 1) << DetectFp16Arithmetic().reason;
   }
   const testing::ModelOptions o = SmallModel();
-  auto m16 = Build(o, convert::WeightFormat::kF16);
+  auto m16 = Build(o, WeightFormat::kF16);
   ASSERT_TRUE(m16->model);
   auto ref = Translator::Create(m16->model, Limits(Fp16Compute::kOff, threads));
   auto tr = Translator::Create(m16->model, Limits(Fp16Compute::kAuto, threads));

@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "common/half.h"
-#include "converter/src/model_writer.h"
+#include "format/model_writer.h"
+#include "format/weight_format.h"
 #include "fc/fully_connected.h"
 #include "kernels/f32_gemv.h"
 #include "kernels/int8_gemm.h"
@@ -36,7 +37,7 @@ struct FusedWeights {
   std::vector<std::vector<float>> effective;  // the F32 values each stored weight stands for
 };
 
-FusedWeights MakeWeights(WeightType type, size_t in, std::vector<size_t> rows) {
+FusedWeights MakeWeights(DType type, size_t in, std::vector<size_t> rows) {
   FusedWeights w;
   const size_t n = rows.size();
   w.f32.resize(n), w.bias.resize(n), w.f16.resize(n), w.i8.resize(n), w.scale.resize(n);
@@ -47,31 +48,31 @@ FusedWeights MakeWeights(WeightType type, size_t in, std::vector<size_t> rows) {
     const uint32_t r = static_cast<uint32_t>(rows[p]), c = static_cast<uint32_t>(in);
     w.effective[p] = w.f32[p];
     switch (type) {
-      case WeightType::kF32:
+      case DType::kF32:
         w.parts[p].weight = {w.f32[p].data(), type, r, c, nullptr};
         break;
-      case WeightType::kF16:
+      case DType::kF16:
         for (float& v : w.effective[p]) {
           w.f16[p].push_back(FloatToF16(v));
           v = F16ToFloat(w.f16[p].back());
         }
         w.parts[p].weight = {w.f16[p].data(), type, r, c, nullptr};
         break;
-      case WeightType::kI8:
-        w.scale[p] = convert::QuantizeRowsI8(w.f32[p].data(), r, c, &w.i8[p]);
+      case DType::kI8:
+        w.scale[p] = QuantizeRowsI8(w.f32[p].data(), r, c, &w.i8[p]);
         for (size_t i = 0; i < w.effective[p].size(); ++i) {
           w.effective[p][i] = static_cast<float>(w.i8[p][i]) * w.scale[p][i / in];
         }
         w.parts[p].weight = {w.i8[p].data(), type, r, c, w.scale[p].data()};
         break;
     }
-    w.parts[p].bias = {w.bias[p].data(), WeightType::kF32, 1, r, nullptr};
+    w.parts[p].bias = {w.bias[p].data(), DType::kF32, 1, r, nullptr};
   }
   return w;
 }
 
 struct PathCase {
-  WeightType type;
+  DType type;
   size_t rows;
 };
 
@@ -94,9 +95,9 @@ TEST_P(FullyConnectedPathTest, NamesItsPathAndComputesTheFusedProduct) {
   EXPECT_EQ(fc->output_channels(), out);
 
   std::string want;
-  if (c.type == WeightType::kI8) {
+  if (c.type == DType::kI8) {
     want = std::string("int8: ") + kernels::Int8GemmKernelName();
-  } else if (c.type == WeightType::kF32 && c.rows == 1 && kernels::HaveFastF32Gemv()) {
+  } else if (c.type == DType::kF32 && c.rows == 1 && kernels::HaveFastF32Gemv()) {
     want = "fp32: f32-gemv-avx2";
   } else {
     want = "fp32: xnnpack";  // F16 parts widened: no f16 scratch given
@@ -116,7 +117,7 @@ TEST_P(FullyConnectedPathTest, NamesItsPathAndComputesTheFusedProduct) {
           mag += std::fabs(double(x[r * in + i]) * w.effective[p][j * in + i]);
         }
         // int8 also quantizes the activations: half a step of 127 per element.
-        const double bound = c.type == WeightType::kI8 ? mag * 0.02 + 1e-4 : mag * 1e-5 + 1e-6;
+        const double bound = c.type == DType::kI8 ? mag * 0.02 + 1e-4 : mag * 1e-5 + 1e-6;
         ASSERT_NEAR(y[r * out + o], ref, bound) << "row " << r << " output " << o;
       }
     }
@@ -125,25 +126,25 @@ TEST_P(FullyConnectedPathTest, NamesItsPathAndComputesTheFusedProduct) {
 
 INSTANTIATE_TEST_SUITE_P(
     Formats, FullyConnectedPathTest,
-    ::testing::Values(PathCase{WeightType::kF32, 1}, PathCase{WeightType::kF32, 3},
-                      PathCase{WeightType::kF16, 1}, PathCase{WeightType::kF16, 3},
-                      PathCase{WeightType::kI8, 1}, PathCase{WeightType::kI8, 3}),
+    ::testing::Values(PathCase{DType::kF32, 1}, PathCase{DType::kF32, 3},
+                      PathCase{DType::kF16, 1}, PathCase{DType::kF16, 3},
+                      PathCase{DType::kI8, 1}, PathCase{DType::kI8, 3}),
     [](const ::testing::TestParamInfo<PathCase>& i) {
-      const char* format = i.param.type == WeightType::kF32 ? "f32"
-                      : i.param.type == WeightType::kF16 ? "f16" : "i8";
+      const char* format = i.param.type == DType::kF32 ? "f32"
+                      : i.param.type == DType::kF16 ? "f16" : "i8";
       return std::string(format) + "_rows" + std::to_string(i.param.rows);
     });
 
 TEST(FullyConnected, CreationErrorsNameTheOperator) {
   ASSERT_TRUE(InitXnnpack().ok());
-  FusedWeights i8 = MakeWeights(WeightType::kI8, 16, {8});
+  FusedWeights i8 = MakeWeights(DType::kI8, 16, {8});
   auto no_scratch = FullyConnected::Create(i8.parts.data(), 1, FcParams{}, "enc 0 fc1");
   ASSERT_FALSE(no_scratch.ok());
   EXPECT_NE(no_scratch.status().message().find("enc 0 fc1: int8 weights need the Translator's int8 scratch"),
             std::string::npos) << no_scratch.status().ToString();
 
-  FusedWeights f32 = MakeWeights(WeightType::kF32, 16, {8});
-  FusedWeights wide = MakeWeights(WeightType::kF32, 24, {8});
+  FusedWeights f32 = MakeWeights(DType::kF32, 16, {8});
+  FusedWeights wide = MakeWeights(DType::kF32, 24, {8});
   const FcPart mixed[] = {f32.parts[0], wide.parts[0]};
   auto disagree = FullyConnected::Create(mixed, 2, FcParams{}, "qkv");
   ASSERT_FALSE(disagree.ok());

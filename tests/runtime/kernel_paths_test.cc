@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "format/weight_format.h"
 #include "kernels/f32_gemv.h"
 #include "kernels/int8_gemm.h"
 #include "tests/runtime/test_model.h"
@@ -18,7 +19,7 @@
 namespace headwise {
 namespace {
 
-std::unique_ptr<testing::TestModel> Build(convert::WeightFormat f) {
+std::unique_ptr<testing::TestModel> Build(WeightFormat f) {
   testing::ModelOptions o;
   o.d_model = 32;
   o.vocab = 40;
@@ -26,7 +27,7 @@ std::unique_ptr<testing::TestModel> Build(convert::WeightFormat f) {
   o.kept = {{0, 2}, {}, {1}, {}, {}, {2, 3}};  // pruned and empty blocks: no operator there
   auto m = std::make_unique<testing::TestModel>();
   m->spec = testing::MakeSpec(o);
-  convert::ApplyWeightFormat(f, &m->spec);
+  ApplyWeightFormat(f, &m->spec);
   m->image = std::make_unique<testing::AlignedBytes>(testing::Serialize(m->spec));
   auto loaded = Model::LoadFromMemory(m->image->data(), m->image->size());
   EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -46,7 +47,7 @@ std::string PathsOf(const testing::TestModel& m, Fp16Compute fp16 = Fp16Compute:
 }
 
 TEST(KernelPaths, Int8ModelNamesTheDispatchedFamily) {
-  auto m = Build(convert::WeightFormat::kI8);
+  auto m = Build(WeightFormat::kI8);
   ASSERT_TRUE(m->model);
   const std::string paths = PathsOf(*m);
   std::printf("int8 model: kernels %s\n", paths.c_str());
@@ -57,8 +58,8 @@ TEST(KernelPaths, Int8ModelNamesTheDispatchedFamily) {
 }
 
 TEST(KernelPaths, Fp32AndFp16ModelsNameXnnpackAndTheOneRowGemv) {
-  auto m32 = Build(convert::WeightFormat::kF32);
-  auto m16 = Build(convert::WeightFormat::kF16);
+  auto m32 = Build(WeightFormat::kF32);
+  auto m16 = Build(WeightFormat::kF16);
   ASSERT_TRUE(m32->model && m16->model);
   const std::string gemv = std::string("fp32: xnnpack (2+ rows), fp32: ") +
                            kernels::F32GemvKernelName() + " (1 row)";

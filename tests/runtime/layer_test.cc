@@ -48,7 +48,7 @@ TEST(EncoderLayerTest, OneLayerMatchesReference) {
 TEST(EncoderLayerTest, OneLayerWithPrunedHeadsAndReluMatchesReference) {
   ModelOptions o;
   o.encoder_layers = 1;
-  o.activation = convert::Activation::kRelu;
+  o.activation = Activation::kRelu;
   o.kept = {{1, 3}};
   CheckEncoder(o, {testing::RandomSource(o, 6, 2)});
 }
@@ -56,7 +56,7 @@ TEST(EncoderLayerTest, OneLayerWithPrunedHeadsAndReluMatchesReference) {
 TEST(EncoderLayerTest, ZeroHeadLayerIsBiasOnlyMath) {
   ModelOptions o;
   o.encoder_layers = 1;
-  o.activation = convert::Activation::kGelu;
+  o.activation = Activation::kGelu;
   o.kept = {{}};
   CheckEncoder(o, {testing::RandomSource(o, 5, 3)});
 }

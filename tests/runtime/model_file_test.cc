@@ -1,4 +1,4 @@
-// Model loading: the structural verifier (common/model_file) and the semantic checks
+// Model loading: the structural verifier (format/model_file) and the semantic checks
 // (runtime/src/model_verify) reject broken files with a message naming the problem.
 #include <gtest/gtest.h>
 

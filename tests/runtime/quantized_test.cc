@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/int8_gemm.h"
+#include "format/weight_format.h"
 #include "tests/runtime/test_model.h"
 
 namespace headwise {
@@ -125,7 +126,7 @@ TEST(Int8Gemm, ClampsAndHandlesAllZeroRows) {
 }
 
 struct FormatCase {
-  convert::WeightFormat format;
+  WeightFormat format;
   int threads;
   // max |logit - fp32 logit| over all positions; measured on this model (largest |logit|
   // 13.5): fp16 0.0056, int8 0.23.
@@ -146,10 +147,10 @@ testing::ModelOptions Options() {
   return o;
 }
 
-std::unique_ptr<testing::TestModel> BuildFormat(const testing::ModelOptions& o, convert::WeightFormat f) {
+std::unique_ptr<testing::TestModel> BuildFormat(const testing::ModelOptions& o, WeightFormat f) {
   auto m = std::make_unique<testing::TestModel>();
   m->spec = testing::MakeSpec(o);
-  convert::ApplyWeightFormat(f, &m->spec);
+  ApplyWeightFormat(f, &m->spec);
   m->image = std::make_unique<testing::AlignedBytes>(testing::Serialize(m->spec));
   auto loaded = Model::LoadFromMemory(m->image->data(), m->image->size());
   EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -160,10 +161,10 @@ std::unique_ptr<testing::TestModel> BuildFormat(const testing::ModelOptions& o, 
 TEST_P(FormatAgreementTest, LogitsAndGreedyIdsAgreeWithFp32) {
   const FormatCase c = GetParam();
   const testing::ModelOptions o = Options();
-  auto ref = BuildFormat(o, convert::WeightFormat::kF32);
+  auto ref = BuildFormat(o, WeightFormat::kF32);
   auto narrow = BuildFormat(o, c.format);
   ASSERT_TRUE(ref->model && narrow->model);
-  EXPECT_LT(narrow->model->info().file_bytes, ref->model->info().file_bytes + (c.format == convert::WeightFormat::kF32 ? 1 : 0));
+  EXPECT_LT(narrow->model->info().file_bytes, ref->model->info().file_bytes + (c.format == WeightFormat::kF32 ? 1 : 0));
   TranslatorLimits limits;
   limits.max_batch = 3;
   limits.max_source_tokens = 16;
@@ -187,7 +188,7 @@ TEST_P(FormatAgreementTest, LogitsAndGreedyIdsAgreeWithFp32) {
     spread = std::max(spread, std::fabs(want[i]));
   }
   EXPECT_LE(worst, c.logit_tolerance) << "largest |logit| " << spread;
-  if (c.format == convert::WeightFormat::kF32) {
+  if (c.format == WeightFormat::kF32) {
     EXPECT_EQ(worst, 0.0f);
   }
 
@@ -205,7 +206,7 @@ TEST_P(FormatAgreementTest, LogitsAndGreedyIdsAgreeWithFp32) {
     const HypothesisView a = (*tr_ref)->hypothesis(s, 0), b = (*tr)->hypothesis(s, 0);
     same += std::vector<int32_t>(a.ids, a.ids + a.size) == std::vector<int32_t>(b.ids, b.ids + b.size);
   }
-  if (c.format != convert::WeightFormat::kI8) {
+  if (c.format != WeightFormat::kI8) {
     EXPECT_EQ(same, 3u);
   } else {
     EXPECT_GE(same, 2u);
@@ -214,20 +215,20 @@ TEST_P(FormatAgreementTest, LogitsAndGreedyIdsAgreeWithFp32) {
 
 INSTANTIATE_TEST_SUITE_P(
     Formats, FormatAgreementTest,
-    ::testing::Values(FormatCase{convert::WeightFormat::kF32, 1, 0.0f},
-                      FormatCase{convert::WeightFormat::kF16, 1, 0.02f},
-                      FormatCase{convert::WeightFormat::kF16, 2, 0.02f},
-                      FormatCase{convert::WeightFormat::kI8, 1, 0.4f},
-                      FormatCase{convert::WeightFormat::kI8, 2, 0.4f}),
+    ::testing::Values(FormatCase{WeightFormat::kF32, 1, 0.0f},
+                      FormatCase{WeightFormat::kF16, 1, 0.02f},
+                      FormatCase{WeightFormat::kF16, 2, 0.02f},
+                      FormatCase{WeightFormat::kI8, 1, 0.4f},
+                      FormatCase{WeightFormat::kI8, 2, 0.4f}),
     [](const ::testing::TestParamInfo<FormatCase>& param_info) {
-      return std::string(convert::WeightFormatName(param_info.param.format)) + "_threads" +
+      return std::string(WeightFormatName(param_info.param.format)) + "_threads" +
              std::to_string(param_info.param.threads);
     });
 
 TEST(FormatLoading, RejectsNarrowBiasesAndReportsTheTensor) {
-  convert::ModelSpec spec = testing::MakeSpec(Options());
-  for (convert::TensorSpec& t : spec.tensors) {
-    if (t.name == "model.encoder.layers.0.fc1.bias") t.dtype = convert::TensorDType::kF16;
+  ModelSpec spec = testing::MakeSpec(Options());
+  for (TensorSpec& t : spec.tensors) {
+    if (t.name == "model.encoder.layers.0.fc1.bias") t.dtype = DType::kF16;
   }
   testing::AlignedBytes image(testing::Serialize(spec));
   auto loaded = Model::LoadFromMemory(image.data(), image.size());
@@ -240,8 +241,8 @@ TEST(FormatLoading, RejectsNarrowBiasesAndReportsTheTensor) {
 
 TEST(FormatLoading, Int8ModelArenaHoldsTheQuantizedRows) {
   const testing::ModelOptions o = Options();
-  auto f32 = BuildFormat(o, convert::WeightFormat::kF32);
-  auto i8 = BuildFormat(o, convert::WeightFormat::kI8);
+  auto f32 = BuildFormat(o, WeightFormat::kF32);
+  auto i8 = BuildFormat(o, WeightFormat::kI8);
   TranslatorLimits limits;
   limits.max_batch = 2;
   limits.max_source_tokens = 8;

@@ -6,8 +6,8 @@
 
 namespace headwise::testing {
 
-ReferenceModel::ReferenceModel(const convert::ModelSpec& spec) : spec_(spec) {
-  for (const convert::TensorSpec& t : spec_.tensors) tensors_[t.name] = &t.data;
+ReferenceModel::ReferenceModel(const ModelSpec& spec) : spec_(spec) {
+  for (const TensorSpec& t : spec_.tensors) tensors_[t.name] = &t.data;
 }
 
 const std::vector<float>& ReferenceModel::W(const std::string& name) const {
@@ -33,7 +33,7 @@ Matrix ReferenceModel::Positions(size_t n_pos, size_t dim) {
 
 Matrix ReferenceModel::Embed(const std::string& table, const std::vector<int32_t>& ids) const {
   const size_t d = d_model();
-  const double scale = spec_.scale_embedding ? std::sqrt(static_cast<double>(d)) : 1.0;
+  const double scale = spec_.config.scale_embedding ? std::sqrt(static_cast<double>(d)) : 1.0;
   const Matrix pos = Positions(ids.size(), d);
   const std::vector<float>& e = W(table);
   Matrix x(ids.size() * d);
@@ -106,7 +106,7 @@ void ReferenceModel::AddNorm(Matrix& x, const Matrix& y, size_t rows, const std:
     mean /= static_cast<double>(d);
     for (size_t j = 0; j < d; ++j) var += (x[r * d + j] - mean) * (x[r * d + j] - mean);
     var /= static_cast<double>(d);
-    const double inv = 1.0 / std::sqrt(var + spec_.layer_norm_eps);
+    const double inv = 1.0 / std::sqrt(var + spec_.config.layer_norm_eps);
     for (size_t j = 0; j < d; ++j) x[r * d + j] = (x[r * d + j] - mean) * inv * g[j] + b[j];
   }
 }
@@ -114,17 +114,17 @@ void ReferenceModel::AddNorm(Matrix& x, const Matrix& y, size_t rows, const std:
 Matrix ReferenceModel::FeedForward(const Matrix& x, size_t rows, const std::string& layer) const {
   Matrix h = Linear(x, rows, layer + "fc1");
   for (double& v : h) {
-    switch (spec_.activation) {
-      case convert::Activation::kRelu: v = v > 0 ? v : 0; break;
-      case convert::Activation::kSwish: v = v / (1.0 + std::exp(-v)); break;
-      case convert::Activation::kGelu: v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); break;
+    switch (spec_.config.activation) {
+      case Activation::kRelu: v = v > 0 ? v : 0; break;
+      case Activation::kSwish: v = v / (1.0 + std::exp(-v)); break;
+      case Activation::kGelu: v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); break;
     }
   }
   return Linear(h, rows, layer + "fc2");
 }
 
 Matrix ReferenceModel::EncoderLayer(size_t l, const Matrix& x_in, size_t len) const {
-  const convert::ModelSpec& s = spec_;
+  const ModelSpec& s = spec_;
   const std::string p = "model.encoder.layers." + std::to_string(l) + ".";
   const BlockLayout& b = s.blocks[l];
   Matrix x = x_in;
@@ -135,21 +135,21 @@ Matrix ReferenceModel::EncoderLayer(size_t l, const Matrix& x_in, size_t len) co
 }
 
 Matrix ReferenceModel::Encode(const std::vector<int32_t>& source) const {
-  const std::string table = spec_.layout.share_encoder_decoder_embeddings
+  const std::string table = spec_.config.share_encoder_decoder_embeddings
                                 ? "model.shared.weight" : "model.encoder.embed_tokens.weight";
   Matrix x = Embed(table, source);
-  for (size_t l = 0; l < spec_.layout.encoder_layers; ++l) x = EncoderLayer(l, x, source.size());
+  for (size_t l = 0; l < spec_.config.encoder_layers; ++l) x = EncoderLayer(l, x, source.size());
   return x;
 }
 
 Matrix ReferenceModel::DecoderLogits(const Matrix& enc, size_t src_len,
                                      const std::vector<int32_t>& dec_in) const {
-  const convert::ModelSpec& s = spec_;
-  const std::string table = s.layout.share_encoder_decoder_embeddings
+  const ModelSpec& s = spec_;
+  const std::string table = s.config.share_encoder_decoder_embeddings
                                 ? "model.shared.weight" : "model.decoder.embed_tokens.weight";
   const size_t n = dec_in.size();
   Matrix y = Embed(table, dec_in);
-  const size_t L = s.layout.encoder_layers, D = s.layout.decoder_layers;
+  const size_t L = s.config.encoder_layers, D = s.config.decoder_layers;
   for (size_t l = 0; l < D; ++l) {
     const std::string p = "model.decoder.layers." + std::to_string(l) + ".";
     const BlockLayout& self = s.blocks[L + l];
@@ -160,7 +160,7 @@ Matrix ReferenceModel::DecoderLogits(const Matrix& enc, size_t src_len,
             n, p + "encoder_attn_layer_norm");
     AddNorm(y, FeedForward(y, n, p), n, p + "final_layer_norm");
   }
-  const std::vector<float>& lm = W(s.layout.tie_word_embeddings ? table : "lm_head.weight");
+  const std::vector<float>& lm = W(s.config.tie_word_embeddings ? table : "lm_head.weight");
   const std::vector<float>& bias = W("final_logits_bias");
   const size_t V = vocab(), d = d_model();
   Matrix logits(n * V);
@@ -182,7 +182,7 @@ std::vector<double> NextLogProbs(const ReferenceModel& m, const Matrix& enc, siz
   const Matrix logits = m.DecoderLogits(enc, src_len, prefix);
   const size_t V = m.vocab();
   std::vector<double> row(logits.end() - static_cast<long>(V), logits.end());
-  row[static_cast<size_t>(m.spec().pad_token_id)] = -std::numeric_limits<double>::infinity();
+  row[static_cast<size_t>(m.spec().config.pad_token_id)] = -std::numeric_limits<double>::infinity();
   const double mx = *std::max_element(row.begin(), row.end());
   double sum = 0;
   for (double x : row) sum += std::exp(x - mx);
@@ -196,7 +196,7 @@ std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& m,
                                                  const std::vector<int32_t>& source, int beam_size,
                                                  double lp, size_t max_length) {
   const Matrix enc = m.Encode(source);
-  const int32_t eos = m.spec().eos_token_id, start = m.spec().decoder_start_token_id;
+  const int32_t eos = m.spec().config.eos_token_id, start = m.spec().config.decoder_start_token_id;
   const size_t V = m.vocab();
   auto norm = [lp](double sum, size_t len) { return sum / std::pow(static_cast<double>(len), lp); };
 
@@ -218,7 +218,7 @@ std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& m,
       prefix.insert(prefix.end(), live[b].ids.begin(), live[b].ids.end());
       const std::vector<double> logp = NextLogProbs(m, enc, source.size(), prefix);
       for (size_t v = 0; v < V; ++v) {
-        if (static_cast<int32_t>(v) == m.spec().pad_token_id) continue;
+        if (static_cast<int32_t>(v) == m.spec().config.pad_token_id) continue;
         cands.push_back({live[b].score + logp[v], b * V + v});
       }
     }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "converter/src/model_writer.h"
+#include "format/model_writer.h"
 
 namespace headwise::testing {
 
@@ -18,7 +18,7 @@ using Matrix = std::vector<double>;  // row-major [rows, cols]
 
 class ReferenceModel {
  public:
-  explicit ReferenceModel(const convert::ModelSpec& spec);
+  explicit ReferenceModel(const ModelSpec& spec);
 
   // Marian sinusoidal table [positions, d_model] (column slices as the Python code takes them).
   static Matrix Positions(size_t positions, size_t dim);
@@ -31,9 +31,9 @@ class ReferenceModel {
   // recomputation, PAD not masked.
   Matrix DecoderLogits(const Matrix& encoded, size_t src_len, const std::vector<int32_t>& dec_in) const;
 
-  size_t vocab() const { return spec_.layout.vocab_size; }
-  size_t d_model() const { return spec_.layout.d_model; }
-  const convert::ModelSpec& spec() const { return spec_; }
+  size_t vocab() const { return spec_.config.vocab_size; }
+  size_t d_model() const { return spec_.config.d_model; }
+  const ModelSpec& spec() const { return spec_; }
 
  private:
   const std::vector<float>& W(const std::string& name) const;
@@ -45,7 +45,7 @@ class ReferenceModel {
   void AddNorm(Matrix& x, const Matrix& y, size_t rows, const std::string& norm) const;
   Matrix FeedForward(const Matrix& x, size_t rows, const std::string& layer) const;
 
-  convert::ModelSpec spec_;
+  ModelSpec spec_;
   std::map<std::string, const std::vector<float>*> tensors_;
 };
 

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "format/weight_format.h"
 #include "tests/runtime/test_model.h"
 
 namespace headwise {
@@ -77,7 +78,7 @@ TEST(SearchTest, MaxLengthCutsUnfinishedHypotheses) {
 // results: the model is big enough to cross the parallel-work threshold (kMinParallelWork,
 // 2^20 multiply-adds): the encoder's products and attention, the decoder's fc1 / fc2 at 16 rows
 // and lm_head at one row; fp32 (XNNPACK, the single-row kernel on x86) and int8 (its kernel).
-class ThreadingTest : public ::testing::TestWithParam<convert::WeightFormat> {};
+class ThreadingTest : public ::testing::TestWithParam<WeightFormat> {};
 
 TEST_P(ThreadingTest, TwoThreadsMatchOne) {
   ModelOptions o;
@@ -89,7 +90,7 @@ TEST_P(ThreadingTest, TwoThreadsMatchOne) {
   o.kept = {{0, 1, 2}, {}, {1, 3}, {0, 1, 2, 3}, {2}, {0, 3}};
   testing::TestModel tm;
   tm.spec = testing::MakeSpec(o);
-  convert::ApplyWeightFormat(GetParam(), &tm.spec);
+  ApplyWeightFormat(GetParam(), &tm.spec);
   tm.image = std::make_unique<testing::AlignedBytes>(testing::Serialize(tm.spec));
   auto loaded = Model::LoadFromMemory(tm.image->data(), tm.image->size());
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -127,9 +128,9 @@ TEST_P(ThreadingTest, TwoThreadsMatchOne) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, ThreadingTest,
-                         ::testing::Values(convert::WeightFormat::kF32, convert::WeightFormat::kI8),
-                         [](const ::testing::TestParamInfo<convert::WeightFormat>& p) {
-                           return std::string(convert::WeightFormatName(p.param));
+                         ::testing::Values(WeightFormat::kF32, WeightFormat::kI8),
+                         [](const ::testing::TestParamInfo<WeightFormat>& p) {
+                           return std::string(WeightFormatName(p.param));
                          });
 
 // One Model shared read-only by Translators on several threads: each thread's results equal

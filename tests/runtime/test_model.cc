@@ -9,9 +9,9 @@
 
 namespace headwise::testing {
 
-convert::ModelSpec MakeSpec(const ModelOptions& o) {
-  convert::ModelSpec spec;
-  LayoutConfig& c = spec.layout;
+ModelSpec MakeSpec(const ModelOptions& o) {
+  ModelSpec spec;
+  ModelConfig& c = spec.config;
   c.d_model = o.d_model;
   c.encoder_layers = o.encoder_layers;
   c.decoder_layers = o.decoder_layers;
@@ -22,17 +22,17 @@ convert::ModelSpec MakeSpec(const ModelOptions& o) {
   c.vocab_size = o.vocab;
   c.share_encoder_decoder_embeddings = o.share_embeddings;
   c.tie_word_embeddings = o.tie_embeddings;
-  spec.activation = o.activation;
-  spec.max_position_embeddings = o.max_positions;
-  spec.pad_token_id = o.pad;
-  spec.eos_token_id = o.eos;
-  spec.decoder_start_token_id = o.start;
-  spec.unk_token_id = o.unk;
-  spec.scale_embedding = o.scale_embedding;
+  spec.config.activation = o.activation;
+  spec.config.max_position_embeddings = o.max_positions;
+  spec.config.pad_token_id = o.pad;
+  spec.config.eos_token_id = o.eos;
+  spec.config.decoder_start_token_id = o.start;
+  spec.config.unk_token_id = o.unk;
+  spec.config.scale_embedding = o.scale_embedding;
 
   size_t index = 0;
-  for (BlockKind kind : {BlockKind::kEncoderSelf, BlockKind::kDecoderSelf, BlockKind::kDecoderCross}) {
-    const uint32_t layers = kind == BlockKind::kEncoderSelf ? c.encoder_layers : c.decoder_layers;
+  for (AttentionKind kind : {AttentionKind::kEncoderSelf, AttentionKind::kDecoderSelf, AttentionKind::kDecoderCross}) {
+    const uint32_t layers = kind == AttentionKind::kEncoderSelf ? c.encoder_layers : c.decoder_layers;
     for (uint32_t l = 0; l < layers; ++l, ++index) {
       BlockLayout b;
       b.kind = kind;
@@ -51,8 +51,8 @@ convert::ModelSpec MakeSpec(const ModelOptions& o) {
 
   std::mt19937 rng(o.seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (const ExpectedTensor& e : ExpectedTensors(spec.layout, spec.blocks)) {
-    convert::TensorSpec t{e.name, e.shape, {}};
+  for (const ExpectedTensor& e : ExpectedTensors(spec.config, spec.blocks)) {
+    TensorSpec t{e.name, e.shape, {}};
     size_t n = 1;
     for (uint32_t d : e.shape) n *= d;
     t.data.resize(n);
@@ -86,8 +86,8 @@ AlignedBytes::AlignedBytes(const std::vector<uint8_t>& bytes) : size_(bytes.size
   if (!bytes.empty()) std::memcpy(p, bytes.data(), bytes.size());
 }
 
-std::vector<uint8_t> Serialize(const convert::ModelSpec& spec) {
-  auto bytes = convert::SerializeModel(spec);
+std::vector<uint8_t> Serialize(const ModelSpec& spec) {
+  auto bytes = SerializeModel(spec);
   if (!bytes.ok()) {
     ADD_FAILURE() << "SerializeModel: " << bytes.status().ToString();
     return {};

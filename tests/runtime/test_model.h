@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "converter/src/model_writer.h"
+#include "format/model_writer.h"
 #include "headwise/headwise.hpp"
 
 namespace headwise::testing {
@@ -23,7 +23,7 @@ struct ModelOptions {
   uint32_t decoder_ffn = 24;
   uint32_t vocab = 23;
   uint32_t max_positions = 64;
-  convert::Activation activation = convert::Activation::kSwish;
+  Activation activation = Activation::kSwish;
   bool share_embeddings = true;
   bool tie_embeddings = true;
   bool scale_embedding = true;
@@ -38,7 +38,7 @@ struct ModelOptions {
   uint32_t seed = 1;
 };
 
-convert::ModelSpec MakeSpec(const ModelOptions& options);
+ModelSpec MakeSpec(const ModelOptions& options);
 
 // A file image in 64-byte aligned memory (what LoadFromMemory requires).
 class AlignedBytes {
@@ -60,14 +60,14 @@ class AlignedBytes {
 // A spec, its serialized image and the model loaded from it. The image outlives the model
 // (member order); Translators made from `model` must be destroyed before the TestModel.
 struct TestModel {
-  convert::ModelSpec spec;
+  ModelSpec spec;
   std::unique_ptr<AlignedBytes> image;
   std::shared_ptr<const Model> model;
 };
 
 // Serializes and loads; aborts the test (ADD_FAILURE + null model) on any error.
 std::unique_ptr<TestModel> BuildModel(const ModelOptions& options);
-std::vector<uint8_t> Serialize(const convert::ModelSpec& spec);
+std::vector<uint8_t> Serialize(const ModelSpec& spec);
 
 // Deterministic random source ids (each in [2, vocab) minus pad, then EOS).
 std::vector<int32_t> RandomSource(const ModelOptions& options, size_t length, uint32_t seed);

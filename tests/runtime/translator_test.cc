@@ -33,7 +33,7 @@ std::vector<Layout> Layouts() {
   }
   {
     Layout l{"pruned_zero_blocks_relu_untied", {}};
-    l.options.activation = convert::Activation::kRelu;
+    l.options.activation = Activation::kRelu;
     l.options.tie_embeddings = false;
     // encoder 0, 1 | decoder self 0, 1 | decoder cross 0, 1
     l.options.kept = {{0, 3}, {}, {}, {1, 2}, {2}, {}};
@@ -43,7 +43,7 @@ std::vector<Layout> Layouts() {
   }
   {
     Layout l{"unshared_gelu_unscaled", {}};
-    l.options.activation = convert::Activation::kGelu;
+    l.options.activation = Activation::kGelu;
     l.options.share_embeddings = false;
     l.options.tie_embeddings = false;
     l.options.scale_embedding = false;

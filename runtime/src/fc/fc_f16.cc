@@ -54,7 +54,7 @@ class F16Path final : public FcPath {
 
 Result<std::unique_ptr<const FcPath>> CreateF16Path(const FcSpec& spec) {
   const FcParams& params = *spec.params;
-  if (params.f16_scratch == nullptr || !spec.AllWeights(WeightType::kF16)) {
+  if (params.f16_scratch == nullptr || !spec.AllWeights(DType::kF16)) {
     return std::unique_ptr<const FcPath>();
   }
   const size_t in = spec.in, out = spec.out;

@@ -76,7 +76,7 @@ class F32GemvPath final : public FcPath {
 }  // namespace
 
 Result<std::unique_ptr<const FcPath>> CreateF32GemvPath(const FcSpec& spec) {
-  if (!spec.AllWeights(WeightType::kF32) || !kernels::HaveFastF32Gemv()) {
+  if (!spec.AllWeights(DType::kF32) || !kernels::HaveFastF32Gemv()) {
     return std::unique_ptr<const FcPath>();
   }
   std::vector<F32GemvPath::Part> parts;

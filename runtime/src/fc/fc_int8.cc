@@ -67,7 +67,7 @@ class Int8Path final : public FcPath {
 }  // namespace
 
 Result<std::unique_ptr<const FcPath>> CreateInt8Path(const FcSpec& spec) {
-  if (!spec.AllWeights(WeightType::kI8)) return std::unique_ptr<const FcPath>();
+  if (!spec.AllWeights(DType::kI8)) return std::unique_ptr<const FcPath>();
   const FcParams& params = *spec.params;
   if (params.int8_scratch == nullptr || params.int8_scratch->max_cols < spec.in) {
     return InternalError(*spec.name + ": int8 weights need the Translator's int8 scratch (" +

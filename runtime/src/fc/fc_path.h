@@ -39,7 +39,7 @@ struct FcSpec {
   const FcParams* params = nullptr;
   const std::string* name = nullptr;  // for error messages; copy it to keep it
 
-  bool AllWeights(WeightType t) const {
+  bool AllWeights(DType t) const {
     for (size_t i = 0; i < num_parts; ++i) {
       if (parts[i].weight.dtype != t) return false;
     }

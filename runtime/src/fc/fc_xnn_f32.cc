@@ -16,13 +16,13 @@ namespace {
 void WidenRows(const WeightView& w, float* out) {
   const size_t n = w.elements();
   switch (w.dtype) {
-    case WeightType::kF32:
+    case DType::kF32:
       std::memcpy(out, w.f32(), n * sizeof(float));
       return;
-    case WeightType::kF16:
+    case DType::kF16:
       for (size_t i = 0; i < n; ++i) out[i] = F16ToFloat(w.f16()[i]);
       return;
-    case WeightType::kI8:
+    case DType::kI8:
       for (size_t r = 0; r < w.rows; ++r) {
         const float s = w.scale[r];
         for (size_t c = 0; c < w.cols; ++c) {
@@ -66,7 +66,7 @@ Result<std::unique_ptr<const FcPath>> CreateXnnF32Path(const FcSpec& spec) {
   // is passed in place. (F16 parts reach here when the f16 path is off: on x86 Debian's 2022
   // XNNPACK emulates fp16 and its f16 fully-connected ran 4x slower than F32, and CPUs without
   // ARMv8.2 FP16 have no f16 kernels at all; DetectFp16Arithmetic decides.)
-  const bool widen = spec.num_parts > 1 || !spec.AllWeights(WeightType::kF32);
+  const bool widen = spec.num_parts > 1 || !spec.AllWeights(DType::kF32);
   std::vector<float> kernel, bias;
   const float* k = spec.parts[0].weight.f32();
   const float* b = spec.parts[0].bias.f32();

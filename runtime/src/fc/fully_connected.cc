@@ -26,7 +26,7 @@ Result<FullyConnected> FullyConnected::Create(const FcPart* parts, size_t num_pa
   spec.in = parts[0].weight.cols;
   for (size_t i = 0; i < num_parts; ++i) {
     const FcPart& p = parts[i];
-    if (p.bias.dtype != WeightType::kF32) return InternalError(name + ": bias is not F32");
+    if (p.bias.dtype != DType::kF32) return InternalError(name + ": bias is not F32");
     if (p.weight.cols != spec.in || p.bias.elements() != p.weight.rows) {
       return InternalError(name + ": fused parts disagree on shapes");
     }

@@ -1,39 +1,17 @@
-// Weight formats (model_writer.h): which tensors a format narrows, and the int8 encoding.
 #include <algorithm>
 #include <cmath>
 
-#include "converter/src/model_writer.h"
+#include "format/weight_format.h"
 
-namespace headwise::convert {
-
-const char* WeightFormatName(WeightFormat format) {
-  switch (format) {
-    case WeightFormat::kF32: return "fp32";
-    case WeightFormat::kF16: return "fp16";
-    case WeightFormat::kI8: return "int8";
-  }
-  return "?";
-}
-
-bool ParseWeightFormat(const std::string& name, WeightFormat* format) {
-  for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kF16, WeightFormat::kI8}) {
-    if (name == WeightFormatName(f)) {
-      *format = f;
-      return true;
-    }
-  }
-  return false;
-}
+namespace headwise {
 
 void ApplyWeightFormat(WeightFormat format, ModelSpec* spec) {
-  const TensorDType narrow = format == WeightFormat::kF16  ? TensorDType::kF16
-                             : format == WeightFormat::kI8 ? TensorDType::kI8
-                                                           : TensorDType::kF32;
+  const DType narrow = MatrixDType(format);
   for (TensorSpec& t : spec->tensors) {
     // Matrices multiply activations (or are looked up row by row); vectors and the [1, V]
     // logits bias are added and stay exact.
     const bool matrix = t.shape.size() == 2 && t.name != "final_logits_bias";
-    t.dtype = matrix ? narrow : TensorDType::kF32;
+    t.dtype = matrix ? narrow : DType::kF32;
   }
 }
 
@@ -55,4 +33,4 @@ std::vector<float> QuantizeRowsI8(const float* data, size_t rows, size_t cols,
   return scales;
 }
 
-}  // namespace headwise::convert
+}  // namespace headwise

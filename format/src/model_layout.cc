@@ -1,13 +1,13 @@
-#include "model_layout.h"
+#include "format/model_layout.h"
 
 #include <sstream>
 
 namespace headwise {
 namespace {
 
-const char* KindStack(BlockKind kind) { return kind == BlockKind::kEncoderSelf ? "encoder" : "decoder"; }
-const char* KindModule(BlockKind kind) {
-  return kind == BlockKind::kDecoderCross ? "encoder_attn" : "self_attn";
+const char* KindStack(AttentionKind kind) { return kind == AttentionKind::kEncoderSelf ? "encoder" : "decoder"; }
+const char* KindModule(AttentionKind kind) {
+  return kind == AttentionKind::kDecoderCross ? "encoder_attn" : "self_attn";
 }
 
 void AddAttention(std::vector<ExpectedTensor>& out, const BlockLayout& b, uint32_t d) {
@@ -37,24 +37,15 @@ void AddFfn(std::vector<ExpectedTensor>& out, const std::string& layer, uint32_t
 
 }  // namespace
 
-std::string BlockPrefix(BlockKind kind, uint32_t layer) {
+std::string BlockPrefix(AttentionKind kind, uint32_t layer) {
   return std::string("model.") + KindStack(kind) + ".layers." + std::to_string(layer) + "." +
          KindModule(kind);
 }
 
-std::string BlockDescription(BlockKind kind, uint32_t layer) {
+std::string BlockDescription(AttentionKind kind, uint32_t layer) {
   static const char* const kNames[] = {"encoder self-attention", "decoder self-attention",
                                        "decoder cross-attention"};
   return std::string(kNames[static_cast<int>(kind)]) + " layer " + std::to_string(layer);
-}
-
-const char* BlockKindJsonName(BlockKind kind) {
-  switch (kind) {
-    case BlockKind::kEncoderSelf: return "encoder_self";
-    case BlockKind::kDecoderSelf: return "decoder_self";
-    case BlockKind::kDecoderCross: return "decoder_cross";
-  }
-  return "unknown";
 }
 
 std::string ShapeToString(const std::vector<uint32_t>& shape) {
@@ -65,7 +56,7 @@ std::string ShapeToString(const std::vector<uint32_t>& shape) {
   return s.str();
 }
 
-Status ValidateLayout(const LayoutConfig& c, const std::vector<BlockLayout>& blocks) {
+Status ValidateLayout(const ModelConfig& c, const std::vector<BlockLayout>& blocks) {
   if (c.d_model == 0 || c.vocab_size == 0 || c.encoder_layers == 0 || c.decoder_layers == 0 ||
       c.encoder_attention_heads == 0 || c.decoder_attention_heads == 0 ||
       c.encoder_ffn_dim == 0 || c.decoder_ffn_dim == 0) {
@@ -85,10 +76,10 @@ Status ValidateLayout(const LayoutConfig& c, const std::vector<BlockLayout>& blo
                         "found " + std::to_string(blocks.size()));
   }
   size_t i = 0;
-  for (BlockKind kind : {BlockKind::kEncoderSelf, BlockKind::kDecoderSelf, BlockKind::kDecoderCross}) {
-    const uint32_t layers = kind == BlockKind::kEncoderSelf ? c.encoder_layers : c.decoder_layers;
+  for (AttentionKind kind : {AttentionKind::kEncoderSelf, AttentionKind::kDecoderSelf, AttentionKind::kDecoderCross}) {
+    const uint32_t layers = kind == AttentionKind::kEncoderSelf ? c.encoder_layers : c.decoder_layers;
     const uint32_t heads =
-        kind == BlockKind::kEncoderSelf ? c.encoder_attention_heads : c.decoder_attention_heads;
+        kind == AttentionKind::kEncoderSelf ? c.encoder_attention_heads : c.decoder_attention_heads;
     for (uint32_t l = 0; l < layers; ++l, ++i) {
       const BlockLayout& b = blocks[i];
       const std::string where = "attention block " + std::to_string(i) + " (" +
@@ -121,7 +112,7 @@ Status ValidateLayout(const LayoutConfig& c, const std::vector<BlockLayout>& blo
   return Status::Ok();
 }
 
-std::vector<ExpectedTensor> ExpectedTensors(const LayoutConfig& c,
+std::vector<ExpectedTensor> ExpectedTensors(const ModelConfig& c,
                                             const std::vector<BlockLayout>& blocks) {
   std::vector<ExpectedTensor> out;
   const uint32_t d = c.d_model, v = c.vocab_size;

@@ -1,4 +1,4 @@
-// common/model_layout.h: which tensors a headwise model holds and their shapes, derived from
+// format/model_layout.h: which tensors a headwise model holds and their shapes, derived from
 // the config and the heads each attention block kept. The converter validates what it is about
 // to write against this list and the runtime validates what it loaded against the same list, so
 // the two cannot disagree.
@@ -13,42 +13,25 @@
 // Embeddings: model.shared.weight [V, d] when shared, else model.encoder.embed_tokens.weight
 // and model.decoder.embed_tokens.weight; lm_head.weight [V, d] unless tied to the decoder
 // embedding; final_logits_bias [1, V].
-#ifndef HEADWISE_COMMON_MODEL_LAYOUT_H_
-#define HEADWISE_COMMON_MODEL_LAYOUT_H_
+#ifndef HEADWISE_FORMAT_MODEL_LAYOUT_H_
+#define HEADWISE_FORMAT_MODEL_LAYOUT_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "format/model_config.h"
 #include "headwise/status.hpp"
 
 namespace headwise {
 
-enum class BlockKind : uint8_t { kEncoderSelf = 0, kDecoderSelf = 1, kDecoderCross = 2 };
-
 // "model.encoder.layers.3.self_attn", "model.decoder.layers.0.encoder_attn", ...
-std::string BlockPrefix(BlockKind kind, uint32_t layer);
+std::string BlockPrefix(AttentionKind kind, uint32_t layer);
 // "encoder self-attention layer 3" for messages.
-std::string BlockDescription(BlockKind kind, uint32_t layer);
-// "encoder_self", "decoder_self", "decoder_cross": the kind's name in JSON documents (inspect
-// reports, the trainer's analysis.json); "unknown" for a value outside the enum.
-const char* BlockKindJsonName(BlockKind kind);
-
-struct LayoutConfig {
-  uint32_t d_model = 0;
-  uint32_t encoder_layers = 0;
-  uint32_t decoder_layers = 0;
-  uint32_t encoder_attention_heads = 0;  // source heads per encoder block
-  uint32_t decoder_attention_heads = 0;  // source heads per decoder block
-  uint32_t encoder_ffn_dim = 0;
-  uint32_t decoder_ffn_dim = 0;
-  uint32_t vocab_size = 0;
-  bool share_encoder_decoder_embeddings = true;
-  bool tie_word_embeddings = true;
-};
+std::string BlockDescription(AttentionKind kind, uint32_t layer);
 
 struct BlockLayout {
-  BlockKind kind = BlockKind::kEncoderSelf;
+  AttentionKind kind = AttentionKind::kEncoderSelf;
   uint32_t layer = 0;
   uint32_t num_heads = 0;           // kept
   uint32_t head_dim = 0;
@@ -65,11 +48,11 @@ struct ExpectedTensor {
 // exactly one per (kind, layer) in the canonical order (encoder self 0.., decoder self 0..,
 // decoder cross 0..), head_dim == d_model / source heads, kept_heads ascending, unique, in range
 // and of length num_heads. Errors: kInvalidModel naming the block and the mismatch.
-Status ValidateLayout(const LayoutConfig& config, const std::vector<BlockLayout>& blocks);
+Status ValidateLayout(const ModelConfig& config, const std::vector<BlockLayout>& blocks);
 
 // All tensors of the model in canonical order (embeddings, encoder layers, decoder layers,
 // lm_head, final_logits_bias). Call after ValidateLayout.
-std::vector<ExpectedTensor> ExpectedTensors(const LayoutConfig& config,
+std::vector<ExpectedTensor> ExpectedTensors(const ModelConfig& config,
                                             const std::vector<BlockLayout>& blocks);
 
 // "[192, 256]"
@@ -77,4 +60,4 @@ std::string ShapeToString(const std::vector<uint32_t>& shape);
 
 }  // namespace headwise
 
-#endif  // HEADWISE_COMMON_MODEL_LAYOUT_H_
+#endif  // HEADWISE_FORMAT_MODEL_LAYOUT_H_

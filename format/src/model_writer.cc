@@ -1,4 +1,4 @@
-// SerializeModel / WriteModelFile (model_writer.h).
+// SerializeModel / WriteModelFile (format/model_writer.h).
 //
 // The root table holds data_offset, which depends on the flatbuffer's own size. Scalars do not
 // change a flatbuffer's layout when every field is forced present (ForceDefaults), so the
@@ -10,12 +10,13 @@
 #include <unordered_map>
 
 #include "common/checksum.h"
-#include "common/format.h"
 #include "common/half.h"
-#include "converter/src/model_writer.h"
-#include "headwise_generated.h"
+#include "format/file_layout.h"
+#include "format/model_writer.h"
+#include "format/schema_map.h"
+#include "format/weight_format.h"
 
-namespace headwise::convert {
+namespace headwise {
 namespace {
 
 static_assert(FLATBUFFERS_LITTLEENDIAN, "the .hwm data segment is written little-endian");
@@ -31,14 +32,14 @@ struct PlacedTensor {
   std::vector<float> scales;     // I8: one per row
 };
 
-// The tensor's bytes in its dtype (model_writer.h TensorDType); F32 needs no copy.
+// The tensor's bytes in its dtype (format/model_types.h DType); F32 needs no copy.
 void Encode(PlacedTensor* p) {
   const TensorSpec& t = *p->spec;
   switch (t.dtype) {
-    case TensorDType::kF32:
+    case DType::kF32:
       p->size = static_cast<uint64_t>(t.data.size()) * sizeof(float);
       return;
-    case TensorDType::kF16: {
+    case DType::kF16: {
       p->encoded.resize(t.data.size() * sizeof(uint16_t));
       for (size_t i = 0; i < t.data.size(); ++i) {
         const uint16_t h = FloatToF16(t.data[i]);
@@ -46,7 +47,7 @@ void Encode(PlacedTensor* p) {
       }
       break;
     }
-    case TensorDType::kI8: {
+    case DType::kI8: {
       std::vector<int8_t> q;
       p->scales = QuantizeRowsI8(t.data.data(), t.shape[0], t.shape[1], &q);
       p->encoded.assign(reinterpret_cast<const uint8_t*>(q.data()),
@@ -63,7 +64,7 @@ std::vector<PlacedTensor> PlaceTensors(const ModelSpec& spec, uint64_t* segment_
   for (const TensorSpec& t : spec.tensors) by_name.emplace(t.name, &t);
   std::vector<PlacedTensor> placed;
   uint64_t cursor = 0;
-  for (const ExpectedTensor& e : ExpectedTensors(spec.layout, spec.blocks)) {
+  for (const ExpectedTensor& e : ExpectedTensors(spec.config, spec.blocks)) {
     PlacedTensor p;
     p.spec = by_name.at(e.name);  // ValidateModelSpec guarantees presence
     Encode(&p);
@@ -76,41 +77,14 @@ std::vector<PlacedTensor> PlaceTensors(const ModelSpec& spec, uint64_t* segment_
   return placed;
 }
 
-sc::DType ToSchema(TensorDType t) {
-  switch (t) {
-    case TensorDType::kF32: return sc::DType::F32;
-    case TensorDType::kF16: return sc::DType::F16;
-    case TensorDType::kI8: return sc::DType::I8;
-  }
-  return sc::DType::F32;
-}
-
-sc::AttentionKind ToSchema(BlockKind kind) {
-  switch (kind) {
-    case BlockKind::kEncoderSelf: return sc::AttentionKind::EncoderSelf;
-    case BlockKind::kDecoderSelf: return sc::AttentionKind::DecoderSelf;
-    case BlockKind::kDecoderCross: return sc::AttentionKind::DecoderCross;
-  }
-  return sc::AttentionKind::EncoderSelf;
-}
-
-sc::Activation ToSchema(Activation a) {
-  switch (a) {
-    case Activation::kRelu: return sc::Activation::Relu;
-    case Activation::kSwish: return sc::Activation::Swish;
-    case Activation::kGelu: return sc::Activation::Gelu;
-  }
-  return sc::Activation::Swish;
-}
-
 fb::Offset<sc::ModelConfig> BuildConfig(fb::FlatBufferBuilder& b, const ModelSpec& s) {
-  const LayoutConfig& l = s.layout;
+  const ModelConfig& c = s.config;
   return sc::CreateModelConfig(
-      b, l.d_model, l.encoder_layers, l.decoder_layers, l.encoder_attention_heads,
-      l.decoder_attention_heads, l.encoder_ffn_dim, l.decoder_ffn_dim, ToSchema(s.activation),
-      l.vocab_size, s.max_position_embeddings, s.pad_token_id, s.eos_token_id,
-      s.decoder_start_token_id, s.unk_token_id, s.scale_embedding,
-      l.share_encoder_decoder_embeddings, l.tie_word_embeddings, s.layer_norm_eps);
+      b, c.d_model, c.encoder_layers, c.decoder_layers, c.encoder_attention_heads,
+      c.decoder_attention_heads, c.encoder_ffn_dim, c.decoder_ffn_dim, ToSchema(c.activation),
+      c.vocab_size, c.max_position_embeddings, c.pad_token_id, c.eos_token_id,
+      c.decoder_start_token_id, c.unk_token_id, c.scale_embedding,
+      c.share_encoder_decoder_embeddings, c.tie_word_embeddings, c.layer_norm_eps);
 }
 
 fb::Offset<fb::Vector<fb::Offset<sc::AttentionBlock>>> BuildBlocks(fb::FlatBufferBuilder& b,
@@ -140,7 +114,7 @@ fb::Offset<fb::Vector<fb::Offset<sc::Tensor>>> BuildTensors(
   std::vector<fb::Offset<sc::Tensor>> tensors;
   for (const PlacedTensor& p : placed) {
     fb::Offset<sc::Quantization> quantization = 0;
-    if (p.spec->dtype == TensorDType::kI8) {
+    if (p.spec->dtype == DType::kI8) {
       quantization = sc::CreateQuantizationDirect(b, /*axis=*/0, &p.scales, nullptr);
     }
     tensors.push_back(sc::CreateTensorDirect(b, p.spec->name.c_str(), &p.spec->shape,
@@ -201,7 +175,7 @@ Result<std::vector<uint8_t>> SerializeModel(const ModelSpec& spec) {
   std::vector<uint8_t> image(data_offset + segment_size, 0);
   uint8_t* segment = image.data() + data_offset;
   for (const PlacedTensor& p : placed) {
-    const void* bytes = p.spec->dtype == TensorDType::kF32
+    const void* bytes = p.spec->dtype == DType::kF32
                             ? static_cast<const void*>(p.spec->data.data())
                             : static_cast<const void*>(p.encoded.data());
     if (p.size > 0) std::memcpy(segment + p.offset, bytes, p.size);
@@ -225,4 +199,4 @@ Status WriteModelFile(const ModelSpec& spec, const std::string& path,
   return WriteFileAtomically(path, {{image.data(), image.size()}}, options);
 }
 
-}  // namespace headwise::convert
+}  // namespace headwise

@@ -1,4 +1,4 @@
-// common/model_file.h: structural verification of a .hwm file image (layout in
+// format/model_file.h: structural verification of a .hwm file image (layout in
 // schema/headwise.fbs). Run before anything reads a field of an untrusted file.
 //
 // Checked, in this order, each failure naming what was wrong:
@@ -9,11 +9,11 @@
 //   inside the segment, size == product(shape) * dtype size without overflow), and the FNV-1a
 //   checksum of the segment when asked.
 // Semantic checks (tensor names and shapes against the config) are the runtime's job on top
-// of this (common/model_layout.h).
+// of this (format/model_layout.h).
 //
 // Ownership: the view points into `bytes`; it is valid while the caller's buffer lives.
-#ifndef HEADWISE_COMMON_MODEL_FILE_H_
-#define HEADWISE_COMMON_MODEL_FILE_H_
+#ifndef HEADWISE_FORMAT_MODEL_FILE_H_
+#define HEADWISE_FORMAT_MODEL_FILE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -31,12 +31,9 @@ struct ModelFileView {
   uint64_t data_size = 0;
 };
 
-// Bytes per element of a schema::DType value; 0 for a value this build does not know.
-size_t DTypeSize(uint8_t dtype);
-
 // Errors: kInvalidModel, kUnsupportedVersion, kChecksumMismatch (only with verify_checksum).
 Result<ModelFileView> VerifyModelFile(const uint8_t* bytes, size_t size, bool verify_checksum);
 
 }  // namespace headwise
 
-#endif  // HEADWISE_COMMON_MODEL_FILE_H_
+#endif  // HEADWISE_FORMAT_MODEL_FILE_H_

@@ -1,7 +1,7 @@
-// common/format.h: constants of the .hwm layout shared by the converter (writer) and the
+// format/file_layout.h: constants of the .hwm layout shared by the converter (writer) and the
 // runtime (reader). The layout itself is documented in schema/headwise.fbs.
-#ifndef HEADWISE_COMMON_FORMAT_H_
-#define HEADWISE_COMMON_FORMAT_H_
+#ifndef HEADWISE_FORMAT_FILE_LAYOUT_H_
+#define HEADWISE_FORMAT_FILE_LAYOUT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -19,4 +19,4 @@ inline constexpr size_t AlignUp(size_t n, size_t a) { return (n + a - 1) / a * a
 
 }  // namespace headwise
 
-#endif  // HEADWISE_COMMON_FORMAT_H_
+#endif  // HEADWISE_FORMAT_FILE_LAYOUT_H_

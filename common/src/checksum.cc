@@ -1,4 +1,4 @@
-#include "checksum.h"
+#include "common/checksum.h"
 
 namespace headwise {
 

@@ -1,12 +1,12 @@
-#include "model_file.h"
+#include "format/model_file.h"
 
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#include "checksum.h"
-#include "format.h"
-#include "headwise_generated.h"
+#include "common/checksum.h"
+#include "format/file_layout.h"
+#include "format/schema_map.h"
 
 namespace headwise {
 namespace {
@@ -36,10 +36,9 @@ Status VerifyTensor(const schema::Tensor& t, size_t index, uint64_t data_size) {
   const flatbuffers::String* n = t.name();
   const std::string name = n != nullptr ? n->str() : std::string();
   const std::string where = "tensor " + std::to_string(index) + " '" + name + "'";
-  const size_t elem = DTypeSize(static_cast<uint8_t>(t.dtype()));
-  if (elem == 0) {
-    return InvalidModel(where + ": unknown dtype " + std::to_string(static_cast<int>(t.dtype())));
-  }
+  const Result<DType> dtype = FromSchema(t.dtype());
+  if (!dtype.ok()) return dtype.status().WithContext(where);
+  const size_t elem = DTypeSize(*dtype);
   // product(shape) * elem, refusing anything that would wrap around 64 bits.
   uint64_t bytes = elem;
   if (t.shape() != nullptr) {
@@ -67,15 +66,6 @@ Status VerifyTensor(const schema::Tensor& t, size_t index, uint64_t data_size) {
 }
 
 }  // namespace
-
-size_t DTypeSize(uint8_t dtype) {
-  switch (static_cast<schema::DType>(dtype)) {
-    case schema::DType::F32: return 4;
-    case schema::DType::F16: return 2;
-    case schema::DType::I8: return 1;
-  }
-  return 0;
-}
 
 Result<ModelFileView> VerifyModelFile(const uint8_t* bytes, size_t size, bool verify_checksum) {
   constexpr size_t kHeader = sizeof(flatbuffers::uoffset_t) + 8;  // prefix, root offset, id

@@ -1,4 +1,4 @@
-// ValidateModelSpec (model_writer.h): everything a ModelSpec must satisfy before a byte is
+// ValidateModelSpec (format/model_ir.h): everything a ModelSpec must satisfy before a byte is
 // written. Kept apart from the serializer so the rules read as one list.
 #include <cmath>
 #include <string>
@@ -6,9 +6,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "converter/src/model_writer.h"
+#include "format/model_ir.h"
 
-namespace headwise::convert {
+namespace headwise {
 namespace {
 
 uint64_t ElementCount(const std::vector<uint32_t>& shape) {
@@ -19,14 +19,14 @@ uint64_t ElementCount(const std::vector<uint32_t>& shape) {
 }
 
 Status ValidateIds(const ModelSpec& spec) {
-  const int64_t vocab = spec.layout.vocab_size;
+  const int64_t vocab = spec.config.vocab_size;
   const struct {
     const char* name;
     int32_t id;
-  } ids[] = {{"pad_token_id", spec.pad_token_id},
-             {"eos_token_id", spec.eos_token_id},
-             {"decoder_start_token_id", spec.decoder_start_token_id},
-             {"unk_token_id", spec.unk_token_id}};
+  } ids[] = {{"pad_token_id", spec.config.pad_token_id},
+             {"eos_token_id", spec.config.eos_token_id},
+             {"decoder_start_token_id", spec.config.decoder_start_token_id},
+             {"unk_token_id", spec.config.unk_token_id}};
   for (const auto& id : ids) {
     if (id.id < 0 || id.id >= vocab) {
       return InvalidCheckpoint(std::string("config: ") + id.name + ": expected an id in [0, " +
@@ -37,21 +37,21 @@ Status ValidateIds(const ModelSpec& spec) {
 }
 
 Status ValidateScalars(const ModelSpec& spec) {
-  if (spec.max_position_embeddings == 0) {
+  if (spec.config.max_position_embeddings == 0) {
     return InvalidCheckpoint("config: max_position_embeddings: expected > 0, found 0");
   }
-  if (!(std::isfinite(spec.layer_norm_eps) && spec.layer_norm_eps > 0.0f)) {
+  if (!(std::isfinite(spec.config.layer_norm_eps) && spec.config.layer_norm_eps > 0.0f)) {
     return InvalidCheckpoint("config: layer_norm_eps: expected a finite value > 0, found " +
-                             std::to_string(spec.layer_norm_eps));
+                             std::to_string(spec.config.layer_norm_eps));
   }
-  switch (spec.activation) {
+  switch (spec.config.activation) {
     case Activation::kRelu:
     case Activation::kSwish:
     case Activation::kGelu:
       return Status::Ok();
   }
   return InvalidCheckpoint("config: activation: unknown value " +
-                           std::to_string(static_cast<int>(spec.activation)));
+                           std::to_string(static_cast<int>(spec.config.activation)));
 }
 
 Status ValidateGates(const ModelSpec& spec) {
@@ -105,12 +105,12 @@ Status ValidateHeadAnalysis(const ModelSpec& spec) {
   return Status::Ok();
 }
 
-// The requested storage type can hold the tensor (model_writer.h TensorDType).
+// The requested storage type can hold the tensor (format/model_types.h DType).
 Status ValidateDType(const TensorSpec& t) {
   switch (t.dtype) {
-    case TensorDType::kF32:
+    case DType::kF32:
       return Status::Ok();
-    case TensorDType::kF16:
+    case DType::kF16:
       for (size_t i = 0; i < t.data.size(); ++i) {
         if (std::fabs(t.data[i]) > 65504.0f) {
           return InvalidCheckpoint(t.name + ": F16 cannot hold " + std::to_string(t.data[i]) +
@@ -119,7 +119,7 @@ Status ValidateDType(const TensorSpec& t) {
         }
       }
       return Status::Ok();
-    case TensorDType::kI8:
+    case DType::kI8:
       if (t.shape.size() != 2) {
         return InvalidCheckpoint(t.name + ": I8 (per-row scales) needs a 2-D tensor, found " +
                                  ShapeToString(t.shape));
@@ -131,7 +131,7 @@ Status ValidateDType(const TensorSpec& t) {
 }
 
 Status ValidateTensors(const ModelSpec& spec) {
-  const std::vector<ExpectedTensor> expected = ExpectedTensors(spec.layout, spec.blocks);
+  const std::vector<ExpectedTensor> expected = ExpectedTensors(spec.config, spec.blocks);
   std::unordered_map<std::string, const ExpectedTensor*> by_name;
   for (const ExpectedTensor& e : expected) by_name.emplace(e.name, &e);
 
@@ -183,9 +183,9 @@ Status ValidateTokenizer(const ModelSpec& spec) {
                              (spec.source_spm.empty() ? "no" : "a") + " source model and " +
                              (spec.target_spm.empty() ? "no" : "a") + " target model");
   }
-  if (spec.vocab.size() != spec.layout.vocab_size) {
+  if (spec.vocab.size() != spec.config.vocab_size) {
     return InvalidCheckpoint("tokenizer: vocab: expected " +
-                             std::to_string(spec.layout.vocab_size) +
+                             std::to_string(spec.config.vocab_size) +
                              " pieces (vocab_size), found " + std::to_string(spec.vocab.size()));
   }
   return Status::Ok();
@@ -194,7 +194,7 @@ Status ValidateTokenizer(const ModelSpec& spec) {
 }  // namespace
 
 Status ValidateModelSpec(const ModelSpec& spec) {
-  const Status layout = ValidateLayout(spec.layout, spec.blocks);
+  const Status layout = ValidateLayout(spec.config, spec.blocks);
   if (!layout.ok()) return InvalidCheckpoint(layout.message());
   HW_RETURN_IF_ERROR(ValidateScalars(spec));
   HW_RETURN_IF_ERROR(ValidateIds(spec));
@@ -205,4 +205,4 @@ Status ValidateModelSpec(const ModelSpec& spec) {
   return Status::Ok();
 }
 
-}  // namespace headwise::convert
+}  // namespace headwise
