@@ -16,13 +16,8 @@ PACKAGES=(
   openjdk-17-jdk-headless
   clang-14 libclang-rt-14-dev llvm-14
 )
-# Packages whose message catalogs make the gettext parallel corpus (trainer/headwise-train data).
-# Kept in trainer/corpus_packages.txt so the corpus is reproducible; installed here too.
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-if [[ -f "$HERE/../trainer/corpus_packages.txt" ]]; then
-  while read -r p; do [[ -n "$p" && "$p" != \#* ]] && PACKAGES+=("$p"); done \
-    < "$HERE/../trainer/corpus_packages.txt"
-fi
+# The parallel corpus (trainer/headwise-train data) needs no packages installed: it fetches the
+# .debs that trainer/data/LANG.lock pins with apt-get download and unpacks them in its cache.
 if [[ "${1:-}" == "--arm" ]]; then
   PACKAGES+=(g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user dpkg-dev)
 fi

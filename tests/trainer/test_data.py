@@ -3,9 +3,6 @@ splits and outputs, clear errors for bad parallel text, deterministic SentencePi
 import hashlib
 import json
 import os
-import shutil
-import struct
-import subprocess
 import sys
 
 import pytest
@@ -13,33 +10,11 @@ import pytest
 TRAINER = os.path.join(os.path.dirname(__file__), "..", "..", "trainer")
 sys.path.insert(0, TRAINER)
 
+from deb_fixtures import HEADER, make_mo  # noqa: E402
 from headwise_trainer import cli, data  # noqa: E402
 from headwise_trainer.mo_reader import MoFormatError, parse_mo  # noqa: E402
 
 
-def make_mo(entries, big_endian=False, revision=0):
-    """A GNU .mo file (format of the gettext manual) from (original, translation) str pairs."""
-    e = ">" if big_endian else "<"
-    enc = lambda x: x if isinstance(x, bytes) else x.encode("utf-8")  # noqa: E731
-    pairs = sorted((enc(o), enc(t)) for o, t in entries)
-    n = len(pairs)
-    orig_tab, trans_tab = 28, 28 + 8 * n
-    hash_off = 28 + 16 * n
-    pos = hash_off
-    blob, otab, ttab = b"", b"", b""
-    for o, _ in pairs:
-        otab += struct.pack(e + "2I", len(o), pos)
-        blob += o + b"\0"
-        pos += len(o) + 1
-    for _, t in pairs:
-        ttab += struct.pack(e + "2I", len(t), pos)
-        blob += t + b"\0"
-        pos += len(t) + 1
-    head = struct.pack(e + "7I", 0x950412DE, revision, n, orig_tab, trans_tab, 0, hash_off)
-    return head + otab + ttab + blob
-
-
-HEADER = "Content-Type: text/plain; charset=UTF-8\nPlural-Forms: nplurals=2; plural=(n != 1);\n"
 ENTRIES = [
     ("", HEADER),
     ("Open file", "Datei öffnen"),
@@ -165,20 +140,6 @@ def test_empty_line_and_bad_tsv_errors(tmp_path):
         data.aligned_pairs(str(tmp_path / "bad.en"), str(tmp_path / "a.de"))
     with pytest.raises(data.DataError, match="not found"):
         data.aligned_pairs(str(tmp_path / "missing.en"), str(tmp_path / "a.de"))
-
-
-@pytest.mark.skipif(shutil.which("dpkg-query") is None, reason="needs a Debian system")
-def test_gettext_corpus_reproducible(tmp_path):
-    pkgs = data.read_package_list(os.path.join(TRAINER, "corpus_packages.txt"))
-    if any(data.package_version(p) is None for p in pkgs):
-        pytest.skip("corpus packages not installed (scripts/setup.sh installs them)")
-    for out in ("g1", "g2"):
-        assert _run_cli(["data", "--lang", "de", "--no-install", "--out",
-                         str(tmp_path / out)]) == 0
-    assert _sha_dir(tmp_path / "g1") == _sha_dir(tmp_path / "g2")
-    man = json.load(open(tmp_path / "g1" / "manifest.json"))
-    assert man["counts"]["kept"] > 30000
-    assert set(man["packages"]) == set(pkgs)
 
 
 def test_spm_vocab_deterministic_and_opus_ids(tmp_path):

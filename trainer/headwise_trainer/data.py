@@ -1,9 +1,10 @@
-"""Parallel corpus: from gettext catalogs of Debian packages or from user-supplied text.
+"""Parallel corpus files, and the user-text path (--tsv, --src-file/--tgt-file).
 
-Every path through here is deterministic: the same inputs give byte-identical output files
-(and manifest). Pipeline: collect raw pairs in a fixed order -> normalise whitespace -> drop
-empty, identical and format-only pairs -> keep the first pair per source string -> split by
-sha1(source) mod 100 -> write aligned UTF-8 files plus manifest.json.
+The corpus directory (what `headwise-train spm/train/evaluate` read): train/dev/test.SRC and
+.TGT, one UTF-8 line per pair, aligned, plus manifest.json; write_splits writes them. The
+Debian corpus is built by corpus_build.py. User text: collect pairs in file order ->
+normalise whitespace -> drop empty, identical and format-only pairs -> keep the first pair per
+source string -> split by sha1(source) mod 100. Same inputs, byte-identical outputs.
 """
 from __future__ import annotations
 
@@ -11,11 +12,9 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Sequence, Tuple
 
-from .mo_reader import MoFormatError, parse_mo
 
 SPLITS = ("train", "dev", "test")
 
@@ -89,87 +88,6 @@ def clean_pairs(pairs: Iterable[Tuple[str, str]], max_chars: int,
             out.append((src, tgt))
     stats.kept = len(out)
     return out
-
-
-# ---------------------------------------------------------------- gettext catalogs
-
-def read_package_list(path: str) -> List[str]:
-    with open(path, encoding="utf-8") as f:
-        pkgs = [ln.strip() for ln in f if ln.strip() and not ln.lstrip().startswith("#")]
-    if not pkgs:
-        raise DataError(f"{path}: expected a list of Debian package names, found none")
-    return pkgs
-
-
-def _dpkg(args: Sequence[str]) -> Optional[str]:
-    try:
-        r = subprocess.run(["dpkg-query", *args], capture_output=True, text=True, check=False)
-    except FileNotFoundError:
-        raise DataError("dpkg-query not found: the gettext corpus needs a Debian system; "
-                        "use --src-file/--tgt-file or --tsv for your own parallel text")
-    return r.stdout if r.returncode == 0 else None
-
-
-def package_version(pkg: str) -> Optional[str]:
-    out = _dpkg(["-W", "-f=${Status}\t${Version}", pkg])
-    if not out or "install ok installed" not in out:
-        return None
-    return out.split("\t", 1)[1].strip()
-
-
-def install_packages(pkgs: Sequence[str]) -> None:
-    cmd = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *pkgs]
-    if os.geteuid() != 0:
-        cmd = ["sudo", *cmd]
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    r = subprocess.run(cmd, env=env, check=False)
-    if r.returncode != 0:
-        raise DataError(f"'{' '.join(cmd)}' failed with exit code {r.returncode}")
-
-
-def package_catalogs(pkg: str, lang: str) -> List[str]:
-    out = _dpkg(["-L", pkg]) or ""
-    prefix = f"/usr/share/locale/{lang}/LC_MESSAGES/"
-    return sorted(p for p in out.splitlines() if p.startswith(prefix) and p.endswith(".mo"))
-
-
-def gettext_pairs(packages: Sequence[str], lang: str, install: bool,
-                  log=print) -> Tuple[List[Tuple[str, str]], dict]:
-    """Reads the `lang` catalogs of the packages. Returns raw (English, lang) pairs in sorted
-    catalog-path order and provenance (package versions, catalog sha256 and entry counts)."""
-    versions = {p: package_version(p) for p in packages}
-    missing = [p for p, v in versions.items() if v is None]
-    if missing and install:
-        log(f"data: installing {len(missing)} corpus packages: {' '.join(missing)}")
-        install_packages(missing)
-        versions = {p: package_version(p) for p in packages}
-        missing = [p for p, v in versions.items() if v is None]
-    if missing:
-        raise DataError(f"corpus packages not installed: {' '.join(missing)} "
-                        "(run scripts/setup.sh, or drop --no-install)")
-    owner: Dict[str, str] = {}
-    for p in packages:
-        for path in package_catalogs(p, lang):
-            owner.setdefault(path, p)
-    if not owner:
-        raise DataError(f"no /usr/share/locale/{lang}/LC_MESSAGES/*.mo catalogs in the "
-                        f"{len(packages)} listed packages: is '{lang}' a language they ship?")
-    pairs: List[Tuple[str, str]] = []
-    catalogs = []
-    for path in sorted(owner):
-        with open(path, "rb") as f:
-            blob = f.read()
-        try:
-            cat = parse_mo(blob, path)
-        except MoFormatError as e:
-            raise DataError(str(e)) from e
-        pairs.extend((e.msgid, e.msgstr) for e in cat.entries)
-        catalogs.append({"path": path, "package": owner[path],
-                         "sha256": hashlib.sha256(blob).hexdigest(),
-                         "entries": len(cat.entries), "charset": cat.charset,
-                         "undecodable": cat.skipped_undecodable})
-    prov = {"packages": {p: versions[p] for p in sorted(packages)}, "catalogs": catalogs}
-    return pairs, prov
 
 
 # ---------------------------------------------------------------- user text
@@ -246,14 +164,12 @@ def sha256_file(path: str) -> str:
     return h.hexdigest()
 
 
-def write_corpus(out_dir: str, pairs: List[Tuple[str, str]], src_lang: str, tgt_lang: str,
-                 dev_percent: int, test_percent: int, stats: CorpusStats,
-                 provenance: dict, max_chars: int = 0) -> dict:
+def write_splits(out_dir: str, splits: Dict[str, List[Tuple[str, str]]], src_lang: str,
+                 tgt_lang: str, manifest_extra: dict) -> dict:
+    """Writes SPLIT.SRC / SPLIT.TGT (one UTF-8 line per pair) and manifest.json (format,
+    languages, per-file sha256, split sizes, and manifest_extra), each atomically."""
     if src_lang == tgt_lang:
         raise DataError(f"source and target language codes must differ, found '{src_lang}' twice")
-    splits: Dict[str, List[Tuple[str, str]]] = {s: [] for s in SPLITS}
-    for src, tgt in pairs:
-        splits[split_of(src, dev_percent, test_percent)].append((src, tgt))
     os.makedirs(out_dir, exist_ok=True)
     files = {}
     for s in SPLITS:
@@ -262,11 +178,29 @@ def write_corpus(out_dir: str, pairs: List[Tuple[str, str]], src_lang: str, tgt_
             blob = "".join(p[idx] + "\n" for p in splits[s]).encode("utf-8")
             _write_atomic(os.path.join(out_dir, name), blob)
             files[name] = hashlib.sha256(blob).hexdigest()
-    stats.split_counts = {s: len(splits[s]) for s in SPLITS}
     manifest = {
         "format": "headwise-corpus/1",
         "source_lang": src_lang,
         "target_lang": tgt_lang,
+        "split_sizes": {s: len(splits[s]) for s in SPLITS},
+        "files": files,
+        **manifest_extra,
+    }
+    _write_atomic(os.path.join(out_dir, "manifest.json"),
+                  (json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+                  .encode("utf-8"))
+    return manifest
+
+
+def write_corpus(out_dir: str, pairs: List[Tuple[str, str]], src_lang: str, tgt_lang: str,
+                 dev_percent: int, test_percent: int, stats: CorpusStats,
+                 provenance: dict, max_chars: int = 0) -> dict:
+    """User text: splits by sha1(source) (split_of) and writes with write_splits."""
+    splits: Dict[str, List[Tuple[str, str]]] = {s: [] for s in SPLITS}
+    for src, tgt in pairs:
+        splits[split_of(src, dev_percent, test_percent)].append((src, tgt))
+    stats.split_counts = {s: len(splits[s]) for s in SPLITS}
+    return write_splits(out_dir, splits, src_lang, tgt_lang, {
         "split_rule": f"sha1(source utf-8)[:8] big-endian mod 100: <{dev_percent} dev, "
                       f"<{dev_percent + test_percent} test, else train",
         "counts": dict(stats.__dict__),
@@ -274,10 +208,5 @@ def write_corpus(out_dir: str, pairs: List[Tuple[str, str]], src_lang: str, tgt_
         "normalisation": "whitespace runs -> one space, stripped; dropped: empty, source == "
                          "target, source without letters outside format directives, longer "
                          "than max_chars; first pair kept per source",
-        "files": files,
         **provenance,
-    }
-    _write_atomic(os.path.join(out_dir, "manifest.json"),
-                  (json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
-                  .encode("utf-8"))
-    return manifest
+    })
