@@ -103,6 +103,11 @@ def _data_user_text(args) -> None:
           f"{c['dropped_duplicate_source']}); split {c['split_counts']} -> {args.out}")
 
 
+def cmd_data_card(args) -> None:
+    from .data_card import write_card
+    write_card(args.data, args.out)
+
+
 def cmd_spm(args) -> None:
     from .spm_vocab import train_vocab
     check_outputs(args.out, ["source.spm", "target.spm", "vocab.json", "vocab_info.json"],
@@ -172,6 +177,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--update-lock / download: the archive")
     a.add_argument("--suite", default="bookworm", help="--update-lock / download: the suite")
     d.set_defaults(func=cmd_data)
+
+    c = sub.add_parser("data-card", help="write a Debian corpus' data card",
+                       description="From a corpus built from the Debian archive: README.md "
+                       "(its generated section), train.SRC.xz and packages.tsv.xz in --out.")
+    c.add_argument("--data", required=True, help="corpus directory from 'data'")
+    c.add_argument("--out", required=True, help="data card directory (models/en-de/data)")
+    c.set_defaults(func=cmd_data_card)
 
     s = sub.add_parser("spm", help="train SentencePiece vocabularies (OPUS-MT files)",
                        description="Train source.spm, target.spm and vocab.json on the train "

@@ -8,6 +8,7 @@ source string -> split by sha1(source) mod 100. Same inputs, byte-identical outp
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -149,11 +150,19 @@ def tsv_pairs(tsv_file: str) -> List[Tuple[str, str]]:
 
 def _write_atomic(path: str, data: bytes) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        if e.errno == errno.ENOSPC:
+            raise DataError(f"disk full (ENOSPC) while writing {path} ({len(data)} bytes): "
+                            "free space there and rerun") from e
+        raise
 
 
 def sha256_file(path: str) -> str:
