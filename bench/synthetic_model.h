@@ -1,18 +1,19 @@
-// bench/synthetic_model.h: models of a given size and head layout with seeded random weights,
-// built in memory with the converter's model writer and loaded with Model::LoadFromMemory.
+// bench/synthetic_model.h: the benchmarks' preset of the shared synthetic-model builder
+// (tests/support/synthetic_model.h): models of a given size and head layout with seeded random
+// weights, serialized in memory and loaded with Model::LoadFromMemory.
 // The weights are random, so only speed and memory are meaningful, never the translations;
 // the EOS logit is biased down so greedy decoding always runs to the requested length.
 #ifndef HEADWISE_BENCH_SYNTHETIC_MODEL_H_
 #define HEADWISE_BENCH_SYNTHETIC_MODEL_H_
 
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "format/model_writer.h"
+#include "format/model_ir.h"
 #include "headwise/headwise.hpp"
+#include "tests/support/synthetic_model.h"
 
 namespace headwise::bench {
 
@@ -47,15 +48,8 @@ inline int32_t PadId(const ModelSize& s) { return static_cast<int32_t>(s.vocab) 
 ModelSpec MakeSyntheticSpec(const SyntheticOptions& options);
 
 // A serialized model in 64-byte aligned memory and the Model loaded from it (the bytes outlive
-// the model: member order). Translators must be destroyed before the LoadedModel.
-struct LoadedModel {
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<uint8_t, Free> bytes;
-  size_t size = 0;
-  std::shared_ptr<const Model> model;
-};
+// the model). Translators must be destroyed before the LoadedModel.
+using LoadedModel = testing::LoadedModel;
 
 // Aborts with a message on any error (benchmarks have no other way to fail a setup).
 std::unique_ptr<LoadedModel> LoadSynthetic(const SyntheticOptions& options);

@@ -1,5 +1,5 @@
 // Fuzz target: text in, through the embedded tokenizers and the Translator. The model is the
-// tests' tiny random model (format/model_ir.h) with SentencePiece models trained by
+// API tests' tiny random model (tests/api/test_model.h, loaded by tests/support) with SentencePiece models trained by
 // spm_train at start-up (tests/api/test_model.h), built once. Each input is one text for
 // Model::EncodeSource and, split at '\n', up to 6 lines for Translator::Translate (greedy, or
 // beam 2 when the input's length is odd). What must hold, per headwise.hpp:
@@ -8,7 +8,6 @@
 //     the vocabulary, text valid UTF-8; or kInvalidUtf8 / kInputTooLong naming the line.
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,7 +21,7 @@ namespace {
 using headwise::ErrorCode;
 
 struct Fixture {
-  std::unique_ptr<uint8_t, decltype(&std::free)> image{nullptr, &std::free};
+  std::unique_ptr<headwise::testing::LoadedModel> loaded;  // the image and its Model
   std::shared_ptr<const headwise::Model> model;
   std::unique_ptr<headwise::Translator> translator;
 };
@@ -41,15 +40,10 @@ Fixture* Build() {
   if (!en.ok()) Die(en.status());
   auto de = headwise::testing::TrainSpm(dir.path(), "de", 400, /*byte_fallback=*/true);
   if (!de.ok()) Die(de.status());
-  auto bytes = headwise::SerializeModel(headwise::testing::RandomModelSpec(&*en, &*de));
-  if (!bytes.ok()) Die(bytes.status());
-  void* p = nullptr;
-  if (posix_memalign(&p, 64, bytes->size()) != 0) std::abort();
-  std::memcpy(p, bytes->data(), bytes->size());
-  f->image.reset(static_cast<uint8_t*>(p));
-  auto model = headwise::Model::LoadFromMemory(p, bytes->size());
-  if (!model.ok()) Die(model.status());
-  f->model = *model;
+  auto loaded = headwise::testing::LoadSpec(headwise::testing::RandomModelSpec(&*en, &*de));
+  if (!loaded.ok()) Die(loaded.status());
+  f->loaded = std::move(loaded).value();
+  f->model = f->loaded->model;
   headwise::TranslatorLimits limits;
   limits.max_batch = 3;  // 6 lines take two batches
   limits.max_source_tokens = 24;

@@ -2,93 +2,17 @@
 // allocation (after the translator exists), and an allocation failure inside any entry point
 // comes back as HW_ERR_OUT_OF_MEMORY instead of an exception crossing into C.
 //
-// This executable replaces malloc/calloc/realloc/posix_memalign/aligned_alloc/free (through
-// glibc's __libc_* entry points) and every operator new/delete, so it sees allocations made by
-// headwise and by the libraries under it.
+// This executable links the allocation counter (tests/support/alloc_counter.h), so it sees
+// allocations made by headwise and by the libraries under it.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cerrno>
 #include <cstdlib>
-#include <new>
 #include <string>
 
 #include "headwise/headwise.h"
 #include "headwise/headwise.hpp"
 #include "tests/api/test_model.h"
-
-extern "C" {
-void* __libc_malloc(size_t size);
-void* __libc_calloc(size_t n, size_t size);
-void* __libc_realloc(void* p, size_t size);
-void* __libc_memalign(size_t alignment, size_t size);
-void __libc_free(void* p);
-}
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-std::atomic<bool> g_fail_new{false};
-
-void Count() {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-}
-
-void* NewOrThrow(size_t size, size_t alignment) {
-  if (g_fail_new.load(std::memory_order_relaxed)) throw std::bad_alloc();
-  Count();
-  if (size == 0) size = 1;
-  void* p = alignment > alignof(std::max_align_t) ? __libc_memalign(alignment, size) : __libc_malloc(size);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-}  // namespace
-
-extern "C" {
-void* malloc(size_t size) {
-  Count();
-  return __libc_malloc(size);
-}
-void* calloc(size_t n, size_t size) {
-  Count();
-  return __libc_calloc(n, size);
-}
-void* realloc(void* p, size_t size) {
-  Count();
-  return __libc_realloc(p, size);
-}
-int posix_memalign(void** out, size_t alignment, size_t size) {
-  Count();
-  void* p = __libc_memalign(alignment, size);
-  if (p == nullptr) return ENOMEM;
-  *out = p;
-  return 0;
-}
-void* aligned_alloc(size_t alignment, size_t size) {
-  Count();
-  return __libc_memalign(alignment, size);
-}
-void free(void* p) { __libc_free(p); }
-}
-
-void* operator new(size_t size) { return NewOrThrow(size, 0); }
-void* operator new[](size_t size) { return NewOrThrow(size, 0); }
-void* operator new(size_t size, std::align_val_t a) { return NewOrThrow(size, static_cast<size_t>(a)); }
-void* operator new[](size_t size, std::align_val_t a) { return NewOrThrow(size, static_cast<size_t>(a)); }
-void* operator new(size_t size, const std::nothrow_t&) noexcept {
-  try { return NewOrThrow(size, 0); } catch (...) { return nullptr; }
-}
-void* operator new[](size_t size, const std::nothrow_t&) noexcept {
-  try { return NewOrThrow(size, 0); } catch (...) { return nullptr; }
-}
-void operator delete(void* p) noexcept { __libc_free(p); }
-void operator delete[](void* p) noexcept { __libc_free(p); }
-void operator delete(void* p, size_t) noexcept { __libc_free(p); }
-void operator delete[](void* p, size_t) noexcept { __libc_free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { __libc_free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { __libc_free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { __libc_free(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { __libc_free(p); }
+#include "tests/support/alloc_counter.h"
 
 namespace headwise {
 namespace {
@@ -126,17 +50,20 @@ TEST_F(CApiAllocTest, TranslateIdsDoesNotAllocate) {
   sp.beam_size = 3;
   sp.num_hypotheses = 2;
   for (int round = 0; round < 3; ++round) {
-    g_allocations = 0;
-    g_counting = true;
-    const hw_status s = hw_translate_ids(translator, ids, lengths, 2, &sp);
-    const int32_t* out = nullptr;
-    size_t len = 0;
-    float score = 0;
-    const hw_status h = hw_translator_hypothesis(translator, 1, 1, &out, &len, &score);
-    g_counting = false;
+    hw_status s, h;
+    long counted = 0;
+    {
+      testing::AllocationCounter counter;
+      s = hw_translate_ids(translator, ids, lengths, 2, &sp);
+      const int32_t* out = nullptr;
+      size_t len = 0;
+      float score = 0;
+      h = hw_translator_hypothesis(translator, 1, 1, &out, &len, &score);
+      counted = counter.count();
+    }
     ASSERT_EQ(s, HW_OK) << hw_last_error_message();
     ASSERT_EQ(h, HW_OK) << hw_last_error_message();
-    EXPECT_EQ(g_allocations.load(), 0) << "round " << round;
+    EXPECT_EQ(counted, 0) << "round " << round;
   }
   hw_translator_free(translator);
   hw_model_free(model);
@@ -145,17 +72,17 @@ TEST_F(CApiAllocTest, TranslateIdsDoesNotAllocate) {
 TEST_F(CApiAllocTest, AllocationFailureIsOutOfMemoryNotACrash) {
   const std::string path = *dir_ / "tiny.hwm";
   hw_model* model = nullptr;
-  g_fail_new = true;
+  testing::SetNewFails(true);
   const hw_status load = hw_model_load(path.c_str(), nullptr, &model);
-  g_fail_new = false;
+  testing::SetNewFails(false);
   EXPECT_EQ(load, HW_ERR_OUT_OF_MEMORY) << hw_last_error_message();
   EXPECT_EQ(model, nullptr);
 
   ASSERT_EQ(hw_model_load(path.c_str(), nullptr, &model), HW_OK) << hw_last_error_message();
   hw_translator* translator = nullptr;
-  g_fail_new = true;
+  testing::SetNewFails(true);
   const hw_status create = hw_translator_create(model, nullptr, &translator);
-  g_fail_new = false;
+  testing::SetNewFails(false);
   EXPECT_EQ(create, HW_ERR_OUT_OF_MEMORY) << hw_last_error_message();
   EXPECT_EQ(translator, nullptr);
 
@@ -165,9 +92,9 @@ TEST_F(CApiAllocTest, AllocationFailureIsOutOfMemoryNotACrash) {
   ASSERT_EQ(hw_translator_create(model, &tp, &translator), HW_OK) << hw_last_error_message();
   const char* texts[] = {"Open the file.", "Read."};
   hw_result* result = nullptr;
-  g_fail_new = true;
+  testing::SetNewFails(true);
   const hw_status translate = hw_translate(translator, texts, 2, nullptr, &result);
-  g_fail_new = false;
+  testing::SetNewFails(false);
   EXPECT_EQ(translate, HW_ERR_OUT_OF_MEMORY);
   EXPECT_STREQ(hw_last_error_message(), "out of memory");
   EXPECT_EQ(result, nullptr);

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -124,58 +123,26 @@ std::vector<std::string> MarianVocab(const Spm& source, const Spm& target,
 }
 
 ModelSpec RandomModelSpec(const Spm* source, const Spm* target, uint32_t seed,
-                                   uint32_t max_position_embeddings) {
-  ModelSpec spec;
-  if (source != nullptr && target != nullptr) {
+                          uint32_t max_position_embeddings) {
+  std::vector<std::string> vocab;
+  if (source != nullptr && target != nullptr) vocab = MarianVocab(*source, *target);
+  SyntheticOptions o;
+  o.vocab = vocab.empty() ? 40 : static_cast<uint32_t>(vocab.size());
+  o.max_positions = max_position_embeddings;
+  o.activation = Activation::kRelu;
+  o.eos = kEos;
+  o.unk = kUnk;
+  o.pad = o.start = static_cast<int32_t>(o.vocab - 1);
+  // Canonical order: encoder self 0, 1; decoder self 0, 1; decoder cross 0, 1.
+  o.kept = {{0, 2}, {0, 1, 2, 3}, {1}, {0, 3}, {}, {2, 3}};
+  o.values = WeightValues::kNormal;
+  o.seed = seed;
+  o.eos_bias = 5.0f;
+  ModelSpec spec = MakeSyntheticSpec(o);
+  if (!vocab.empty()) {
     spec.source_spm = source->proto;
     spec.target_spm = target->proto;
-    spec.vocab = MarianVocab(*source, *target);
-  }
-  ModelConfig& c = spec.config;
-  c.d_model = 16;
-  c.encoder_layers = 2;
-  c.decoder_layers = 2;
-  c.encoder_attention_heads = 4;
-  c.decoder_attention_heads = 4;
-  c.encoder_ffn_dim = 32;
-  c.decoder_ffn_dim = 24;
-  c.vocab_size = spec.vocab.empty() ? 40 : static_cast<uint32_t>(spec.vocab.size());
-  spec.config.activation = Activation::kRelu;
-  spec.config.max_position_embeddings = max_position_embeddings;
-  spec.config.eos_token_id = kEos;
-  spec.config.unk_token_id = kUnk;
-  spec.config.pad_token_id = static_cast<int32_t>(c.vocab_size - 1);
-  spec.config.decoder_start_token_id = spec.config.pad_token_id;
-  spec.config.scale_embedding = true;
-
-  // Canonical order: encoder self 0, 1; decoder self 0, 1; decoder cross 0, 1.
-  const std::vector<std::vector<uint32_t>> kept = {{0, 2}, {0, 1, 2, 3}, {1}, {0, 3}, {}, {2, 3}};
-  size_t index = 0;
-  for (AttentionKind kind : {AttentionKind::kEncoderSelf, AttentionKind::kDecoderSelf, AttentionKind::kDecoderCross}) {
-    const uint32_t layers = kind == AttentionKind::kEncoderSelf ? c.encoder_layers : c.decoder_layers;
-    for (uint32_t l = 0; l < layers; ++l, ++index) {
-      BlockLayout b;
-      b.kind = kind;
-      b.layer = l;
-      b.head_dim = 4;
-      b.original_num_heads = 4;
-      b.kept_heads = kept[index];
-      b.num_heads = static_cast<uint32_t>(b.kept_heads.size());
-      spec.blocks.push_back(b);
-    }
-  }
-
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 0.5f);
-  for (const ExpectedTensor& e : ExpectedTensors(spec.config, spec.blocks)) {
-    TensorSpec t{e.name, e.shape, {}};
-    size_t n = 1;
-    for (uint32_t d : t.shape) n *= d;
-    t.data.resize(n);
-    const bool norm_gain = e.name.find("layer_norm.weight") != std::string::npos;
-    for (float& v : t.data) v = (norm_gain ? 1.0f : 0.0f) + normal(rng);
-    if (e.name == "final_logits_bias") t.data[kEos] += 5.0f;
-    spec.tensors.push_back(std::move(t));
+    spec.vocab = std::move(vocab);
   }
   spec.source_checkpoint_sha256 = std::string(64, '0');
   spec.source_checkpoint_name = "tests/api random model";

@@ -12,6 +12,7 @@
 
 #include "format/model_writer.h"
 #include "headwise/status.hpp"
+#include "tests/support/synthetic_model.h"
 
 namespace headwise::testing {
 
@@ -34,12 +35,13 @@ Result<Spm> TrainSpm(const std::string& dir, const std::string& language, int vo
 std::vector<std::string> MarianVocab(const Spm& source, const Spm& target,
                                      const std::vector<std::string>& extra = {});
 
-// A valid ModelSpec with seeded random weights: d_model 16, 4 heads per block of which some are
+// The API tests' preset of the shared builder (tests/support/synthetic_model.h): a valid
+// ModelSpec with seeded N(0, 0.5) weights, d_model 16, 4 heads per block of which some are
 // pruned (one decoder cross-attention block keeps none), relu. With a tokenizer, its vocab is
 // MarianVocab(source, target); without (source == nullptr), vocab_size 40 and no tokenizer.
 // pad = decoder_start = vocab_size - 1. A bias on EOS makes most outputs end early.
 ModelSpec RandomModelSpec(const Spm* source, const Spm* target, uint32_t seed = 7,
-                                   uint32_t max_position_embeddings = 512);
+                          uint32_t max_position_embeddings = 512);
 
 // The corpus lines TrainSpm uses for `language`.
 const std::vector<std::string>& Corpus(const std::string& language);

@@ -1,112 +1,34 @@
-// The token-id path performs zero heap allocations: this binary replaces malloc, calloc,
-// realloc, posix_memalign, aligned_alloc, memalign and operator new with counting wrappers over
-// glibc's internal entry points, and counts every call made (on any thread, XNNPACK and the
+// The token-id path performs zero heap allocations: this binary links the allocation counter
+// (tests/support/alloc_counter.h) and counts every call made (on any thread, XNNPACK and the
 // thread pool included) while TranslateIds and ForcedLogits run after a warm-up call.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
 #include <string>
 
-#include "format/weight_format.h"
 #include "tests/runtime/test_model.h"
-
-extern "C" {
-void* __libc_malloc(size_t size);
-void* __libc_calloc(size_t n, size_t size);
-void* __libc_realloc(void* p, size_t size);
-void* __libc_memalign(size_t alignment, size_t size);
-void __libc_free(void* p);
-}
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-
-inline void Count() {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-}
-}  // namespace
-
-extern "C" {
-void* malloc(size_t size) {
-  Count();
-  return __libc_malloc(size);
-}
-void* calloc(size_t n, size_t size) {
-  Count();
-  return __libc_calloc(n, size);
-}
-void* realloc(void* p, size_t size) {
-  Count();
-  return __libc_realloc(p, size);
-}
-void free(void* p) { __libc_free(p); }
-int posix_memalign(void** out, size_t alignment, size_t size) {
-  Count();
-  void* p = __libc_memalign(alignment, size);
-  if (p == nullptr) return 12;  // ENOMEM
-  *out = p;
-  return 0;
-}
-void* aligned_alloc(size_t alignment, size_t size) {
-  Count();
-  return __libc_memalign(alignment, size);
-}
-void* memalign(size_t alignment, size_t size) {
-  Count();
-  return __libc_memalign(alignment, size);
-}
-}
-
-void* operator new(size_t size) {
-  Count();
-  void* p = __libc_malloc(size == 0 ? 1 : size);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t size) { return operator new(size); }
-void* operator new(size_t size, std::align_val_t a) {
-  Count();
-  void* p = __libc_memalign(static_cast<size_t>(a), size == 0 ? 1 : size);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t size, std::align_val_t a) { return operator new(size, a); }
-void operator delete(void* p) noexcept { __libc_free(p); }
-void operator delete[](void* p) noexcept { __libc_free(p); }
-void operator delete(void* p, size_t) noexcept { __libc_free(p); }
-void operator delete[](void* p, size_t) noexcept { __libc_free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { __libc_free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { __libc_free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { __libc_free(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { __libc_free(p); }
+#include "tests/support/alloc_counter.h"
 
 namespace headwise {
 namespace {
 
-class CountingScope {
- public:
-  CountingScope() {
-    g_allocations = 0;
-    g_counting = true;
-  }
-  ~CountingScope() { g_counting = false; }
-  long count() const { return g_allocations.load(); }
-};
+// The allocations escape through it, so the compiler cannot elide a malloc / free pair.
+void* volatile g_escape = nullptr;
 
 // The counter itself works, for each kind of call, or the real test below could not fail.
 TEST(AllocationCounterTest, SeesNewMallocAndAlignedAllocations) {
   long counted = 0;
   {
-    CountingScope scope;
+    testing::AllocationCounter scope;
     int* a = new int(3);
+    g_escape = a;
     void* b = std::malloc(16);
+    g_escape = b;
     void* c = nullptr;
     if (posix_memalign(&c, 64, 128) != 0) c = nullptr;
+    g_escape = c;
     delete a;
     std::free(b);
     std::free(c);
@@ -131,13 +53,9 @@ TEST_P(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   o.start = 60;
   o.eos_bias = 1.0f;
   o.kept = {{0, 1}, {}, {1, 2, 3}, {0}, {2}, {}};  // pruned and empty blocks
-  auto tm = std::make_unique<testing::TestModel>();
-  tm->spec = testing::MakeSpec(o);
-  ApplyWeightFormat(GetParam(), &tm->spec);
-  tm->image = std::make_unique<testing::AlignedBytes>(testing::Serialize(tm->spec));
-  auto loaded = Model::LoadFromMemory(tm->image->data(), tm->image->size());
-  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  tm->model = *loaded;
+  o.weights = GetParam();
+  const std::unique_ptr<testing::TestModel> tm = testing::BuildModel(o);
+  ASSERT_NE(tm->model, nullptr);
   TranslatorLimits limits;
   limits.max_batch = 4;
   limits.max_source_tokens = 24;
@@ -175,7 +93,7 @@ TEST_P(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   size_t hyps = 0;
   long counted = 0;
   {
-    CountingScope scope;
+    testing::AllocationCounter scope;
     s1 = tr.TranslateIds(spans.data(), spans.size(), greedy);
     s2 = tr.TranslateIds(spans.data(), spans.size(), beam);
     for (size_t s = 0; s < spans.size(); ++s) {

@@ -17,7 +17,6 @@
 
 #include "common/half.h"
 #include "fc/fully_connected.h"
-#include "format/weight_format.h"
 #include "translator_impl.h"
 #include "xnn_backend.h"
 #include "tests/runtime/test_model.h"
@@ -143,14 +142,9 @@ testing::ModelOptions SmallModel() {
 }
 
 std::unique_ptr<testing::TestModel> Build(const testing::ModelOptions& o, WeightFormat f) {
-  auto m = std::make_unique<testing::TestModel>();
-  m->spec = testing::MakeSpec(o);
-  ApplyWeightFormat(f, &m->spec);
-  m->image = std::make_unique<testing::AlignedBytes>(testing::Serialize(m->spec));
-  auto loaded = Model::LoadFromMemory(m->image->data(), m->image->size());
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  if (loaded.ok()) m->model = *loaded;
-  return m;
+  testing::ModelOptions with = o;
+  with.weights = f;
+  return testing::BuildModel(with);
 }
 
 TranslatorLimits Limits(Fp16Compute mode, int threads = 1) {

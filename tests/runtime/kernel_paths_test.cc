@@ -10,7 +10,6 @@
 #include <memory>
 #include <string>
 
-#include "format/weight_format.h"
 #include "kernels/f32_gemv.h"
 #include "kernels/int8_gemm.h"
 #include "tests/runtime/test_model.h"
@@ -25,14 +24,8 @@ std::unique_ptr<testing::TestModel> Build(WeightFormat f) {
   o.vocab = 40;
   o.pad = o.start = 39;
   o.kept = {{0, 2}, {}, {1}, {}, {}, {2, 3}};  // pruned and empty blocks: no operator there
-  auto m = std::make_unique<testing::TestModel>();
-  m->spec = testing::MakeSpec(o);
-  ApplyWeightFormat(f, &m->spec);
-  m->image = std::make_unique<testing::AlignedBytes>(testing::Serialize(m->spec));
-  auto loaded = Model::LoadFromMemory(m->image->data(), m->image->size());
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  if (loaded.ok()) m->model = *loaded;
-  return m;
+  o.weights = f;
+  return testing::BuildModel(o);
 }
 
 std::string PathsOf(const testing::TestModel& m, Fp16Compute fp16 = Fp16Compute::kAuto) {

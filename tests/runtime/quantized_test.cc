@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "kernels/int8_gemm.h"
-#include "format/weight_format.h"
 #include "tests/runtime/test_model.h"
 
 namespace headwise {
@@ -148,14 +147,9 @@ testing::ModelOptions Options() {
 }
 
 std::unique_ptr<testing::TestModel> BuildFormat(const testing::ModelOptions& o, WeightFormat f) {
-  auto m = std::make_unique<testing::TestModel>();
-  m->spec = testing::MakeSpec(o);
-  ApplyWeightFormat(f, &m->spec);
-  m->image = std::make_unique<testing::AlignedBytes>(testing::Serialize(m->spec));
-  auto loaded = Model::LoadFromMemory(m->image->data(), m->image->size());
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  if (loaded.ok()) m->model = *loaded;
-  return m;
+  testing::ModelOptions with = o;
+  with.weights = f;
+  return testing::BuildModel(with);
 }
 
 TEST_P(FormatAgreementTest, LogitsAndGreedyIdsAgreeWithFp32) {

@@ -8,7 +8,6 @@
 #include <thread>
 #include <utility>
 
-#include "format/weight_format.h"
 #include "tests/runtime/test_model.h"
 
 namespace headwise {
@@ -88,13 +87,10 @@ TEST_P(ThreadingTest, TwoThreadsMatchOne) {
   o.pad = o.start = 8191;
   o.eos_bias = 1.0f;
   o.kept = {{0, 1, 2}, {}, {1, 3}, {0, 1, 2, 3}, {2}, {0, 3}};
-  testing::TestModel tm;
-  tm.spec = testing::MakeSpec(o);
-  ApplyWeightFormat(GetParam(), &tm.spec);
-  tm.image = std::make_unique<testing::AlignedBytes>(testing::Serialize(tm.spec));
-  auto loaded = Model::LoadFromMemory(tm.image->data(), tm.image->size());
-  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  tm.model = *loaded;
+  o.weights = GetParam();
+  const std::unique_ptr<testing::TestModel> built = testing::BuildModel(o);
+  ASSERT_NE(built->model, nullptr);
+  const testing::TestModel& tm = *built;
   std::unique_ptr<Translator> tr[2];
   for (int i = 0; i < 2; ++i) {
     TranslatorLimits limits;
