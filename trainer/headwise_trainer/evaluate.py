@@ -124,8 +124,23 @@ def run_evaluate(args, log=print) -> dict:
     return result
 
 
+def load_averaged(run_dir: str, n: int) -> Tuple[MarianMTModel, Optional[str], str]:
+    """The mean of the newest n checkpoints of run_dir (average.py), as load_model returns."""
+    from .average import average_files, newest
+    from .import_model import model_from_state
+    if not os.path.isdir(run_dir):
+        raise EvalError(f"--average {n}: {run_dir} is not a run directory; expected one with "
+                        f"ckpt-*.pt files")
+    paths = [p for _, p in newest(run_dir, n)]
+    state = average_files(paths)
+    steps = ", ".join(str(r["step"]) for r in state["averaged_from"])
+    return (model_from_state(state, run_dir), state.get("train_args", {}).get("vocab"),
+            f"{run_dir}: mean of steps {steps}")
+
+
 def run_export(args, log=print) -> None:
-    model, vocab_dir, what = load_model(args.run)
+    n = getattr(args, "average", 1)
+    model, vocab_dir, what = load_averaged(args.run, n) if n > 1 else load_model(args.run)
     vocab_dir = args.vocab or vocab_dir
     if not vocab_dir:
         raise EvalError(f"{args.run}: no vocabulary directory recorded; pass --vocab")

@@ -58,13 +58,13 @@ def activation(name: str):
 def additive_key_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     """[B, S] 1/0 mask -> [B, 1, 1, S] additive float mask (0 or float32 min, as HF)."""
     keep = attention_mask.to(torch.bool)[:, None, None, :]
-    return torch.zeros(keep.shape, dtype=torch.float32).masked_fill(
+    return torch.zeros(keep.shape, dtype=torch.float32, device=keep.device).masked_fill(
         ~keep, torch.finfo(torch.float32).min)
 
 
-def causal_mask(length: int) -> torch.Tensor:
+def causal_mask(length: int, device: Optional[torch.device] = None) -> torch.Tensor:
     """[1, 1, T, T] additive mask: position t attends to positions <= t."""
-    m = torch.full((length, length), torch.finfo(torch.float32).min)
+    m = torch.full((length, length), torch.finfo(torch.float32).min, device=device)
     return torch.triu(m, diagonal=1)[None, None]
 
 
@@ -280,6 +280,32 @@ class MarianMTModel(nn.Module):
                     m.bias.zero_()
             self.final_logits_bias.zero_()
 
+    def embeddings(self) -> List[nn.Embedding]:
+        """The token embedding module(s): one when shared, else encoder and decoder."""
+        enc, dec = self.model.encoder_embeddings, self.model.decoder_embeddings
+        return [enc] if enc is dec else [enc, dec]
+
+    def freeze_pad_rows(self) -> None:
+        """Keeps every embedding's ``padding_idx`` row at its current value during training,
+        as nn.Embedding's padding_idx convention (which OPUS-MT checkpoints follow) intends: a
+        hook zeroes that row of the weight's gradient, including the part a tied output
+        projection contributes (the lookup alone already gives none). With a zero gradient Adam
+        leaves the row unchanged, so a zero row (our initialisation) stays exactly zero and an
+        imported row stays as imported. Call once per model instance; hooks are not saved."""
+        for emb in self.embeddings():
+            pad = emb.padding_idx
+            if pad is None or not emb.weight.requires_grad or \
+                    getattr(emb.weight, "_headwise_pad_hook", False):
+                continue  # a frozen embedding gets no gradient at all
+
+            def zero_pad_grad(grad: torch.Tensor, pad: int = pad) -> torch.Tensor:
+                grad = grad.clone()
+                grad[pad] = 0
+                return grad
+
+            emb.weight.register_hook(zero_pad_grad)
+            emb.weight._headwise_pad_hook = True
+
     def output_weight(self) -> torch.Tensor:
         """[V, d] output projection: lm_head.weight, or the decoder embedding when tied."""
         if self.config.tie_word_embeddings:
@@ -324,10 +350,11 @@ class MarianMTModel(nn.Module):
                decoder_attention_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
         """Full (teacher-forced) decoder pass; logits [B, T, V]."""
         if attention_mask is None:
-            attention_mask = torch.ones(encoder_out.shape[:2], dtype=torch.long)
+            attention_mask = torch.ones(encoder_out.shape[:2], dtype=torch.long,
+                                        device=encoder_out.device)
         enc_mask = additive_key_mask(attention_mask)
         t = decoder_input_ids.shape[1]
-        self_mask = causal_mask(t)
+        self_mask = causal_mask(t, decoder_input_ids.device)
         if decoder_attention_mask is not None:
             self_mask = self_mask + additive_key_mask(decoder_attention_mask)
             self_mask = self_mask.clamp(min=torch.finfo(torch.float32).min)
@@ -350,7 +377,8 @@ class MarianMTModel(nn.Module):
         """Precomputes cross-attention keys/values; one row per encoder output row."""
         b = encoder_out.shape[0]
         if attention_mask is None:
-            attention_mask = torch.ones(encoder_out.shape[:2], dtype=torch.long)
+            attention_mask = torch.ones(encoder_out.shape[:2], dtype=torch.long,
+                                        device=encoder_out.device)
         self_k, self_v, cross_k, cross_v = [], [], [], []
         for layer in self.model.decoder.layers:
             sa = layer.self_attn

@@ -33,7 +33,10 @@ from .checkpoint import SOURCE_SPM, TARGET_SPM, VOCAB_FILE, export_checkpoint
 from .gates import HeadGate, expected_l0, gates
 from .import_model import load_start_model, load_start_vocab, model_from_state
 from .spm_vocab import Vocab
-from .train import Progress, evaluate_dev, inverse_sqrt_lr, smoothed_loss
+from .dev_eval import evaluate_dev
+from .losses import smoothed_loss
+from .lr_schedule import inverse_sqrt_lr
+from .train_log import Progress, RunLog
 
 # Arguments that define a pruning run; a resumed run takes them from its checkpoint.
 FIXED_ARGS = ("start", "data", "vocab", "lam", "penalty", "types", "encoder_only", "seed",
@@ -173,6 +176,7 @@ def run_prune(args, log=print) -> dict:
             f"{PENALTY_DOC[args.penalty]}; {n_train / 1e6:.2f}M trainable parameters"
             f"{' (encoder + gates only)' if args.encoder_only else ''}; {len(train.src)} train "
             f"pairs, {len(batcher.epoch_batches(0))} batches/epoch")
+    model.freeze_pad_rows()  # the <pad> row keeps its value (zero in our and OPUS-MT models)
     model.train()
 
     def save():
@@ -185,7 +189,8 @@ def run_prune(args, log=print) -> dict:
             "train_seconds": seconds_before + time.time() - t_start}, keep=args.keep)
 
     start_step = step
-    progress = Progress(step, args.steps, args.log_every, True)
+    runlog = RunLog(None, log)
+    progress = Progress(runlog, step, args.steps, args.log_every, history)
     t_start = time.time()
     batches = batcher.epoch_batches(epoch)
     while step < args.steps:
@@ -214,10 +219,11 @@ def run_prune(args, log=print) -> dict:
                         "lr": lr, "gate_lr": opt.param_groups[1]["lr"], "blocks": stats,
                         "expected_open": round(sum(s["expected_open"] for s in stats.values()), 3),
                         "kept": sum(s["kept"] for s in stats.values())})
-            progress.write(f"prune: step {step} | ce {float(ce):.4f} | penalty {float(pen):.2f} "
+            runlog(f"prune: step {step} | ce {float(ce):.4f} | penalty {float(pen):.2f} "
                            f"| {prune_log.summary_line(model)}")
         if args.eval_every and step % args.eval_every == 0:
-            rec = evaluate_dev(model, dev, vocab, args, step, epoch, progress)
+            rec = evaluate_dev(model, dev, vocab, args, step, epoch)
+            runlog("dev: " + json.dumps(rec))
             rec["kept"] = prune_log.kept_per_kind(model)
             history.append(rec)
             plog.write(dict(rec, event="dev"))

@@ -28,7 +28,9 @@ SETTING_KINDS = {"enc": ("encoder_self",),
                  "all": ("encoder_self", "decoder_self", "decoder_cross")}
 # Train arguments a --scratch run copies from the base run (run.json train_args).
 BASE_TRAIN_KEYS = ("d_model", "encoder_layers", "decoder_layers", "heads", "decoder_heads", "ffn",
-                   "activation", "dropout", "max_positions", "max_tokens", "max_len", "lr",
+                   "activation", "dropout", "attention_dropout", "activation_dropout",
+                   "max_positions", "max_tokens", "max_len", "lr", "lr_schedule", "min_lr",
+                   "decay_steps", "update_freq", "precision",
                    "warmup", "label_smoothing", "clip_norm", "seed", "eval_every",
                    "dev_bleu_sentences", "checkpoint_every", "log_every")
 
