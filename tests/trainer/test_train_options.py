@@ -142,6 +142,12 @@ def test_resume_is_exact_with_every_option(corpus, tmp_path):  # noqa: F811
     assert [s for s, _ in ckpts] == [8, 12, 14]  # eval steps 4, 8, 12, checkpoint 6, last 14
     assert all(os.path.isfile(os.path.join(p, "index.json")) for _, p in ckpts)
     assert os.path.isdir(run / "best.pt")
+    # A sharded checkpoint is evaluated, exported and imported like a file.
+    from headwise_trainer.evaluate import load_model
+    from headwise_trainer.import_model import load_start_model
+    for p in (str(run / "best.pt"), ckpts[-1][1]):
+        assert load_model(p)[2].startswith(p)
+        assert load_start_model(p).state["step"] == run_state.load_checkpoint_file(p)["step"]
     # The log continues: both invocations in one train.log, with the progress fields.
     text = (run / "train.log").read_text()
     assert "resumed" in text and text.count("train: device cpu, precision bf16") == 2
@@ -196,3 +202,13 @@ def test_checkpoints_are_saved_on_the_cpu(corpus, tmp_path):  # noqa: F811
     assert tensors and all(t.device.type == "cpu" for t in tensors)
     moved = run_state.to_cpu({"a": [torch.ones(2)], "b": (torch.zeros(1), 3)})
     assert moved["b"][1] == 3 and moved["a"][0].device.type == "cpu"
+
+
+def test_cpu_copy_decodes_like_the_training_model():
+    # What dev evaluation decodes with when the model trains on a GPU (here from a CPU model).
+    from conftest import SOURCES, random_model, small_config
+    from headwise_trainer.decode import greedy
+    model = random_model(small_config())
+    copy = dev_eval.cpu_copy(model)
+    assert copy is not model and not copy.training
+    assert [h.ids for h in greedy(copy, SOURCES, 8)] == [h.ids for h in greedy(model, SOURCES, 8)]

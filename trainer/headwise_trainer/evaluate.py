@@ -51,7 +51,7 @@ def load_model(path: str) -> Tuple[MarianMTModel, Optional[str], str]:
         from .checkpoint import load_checkpoint
         return load_checkpoint(path), path, f"checkpoint {path}"
     ckpt = path
-    if os.path.isdir(path):
+    if os.path.isdir(path) and not run_state.is_shard_dir(path):
         ckpts = run_state.list_checkpoints(path)
         if not ckpts:
             raise EvalError(f"{path}: expected a run directory with ckpt-*.pt or a checkpoint "

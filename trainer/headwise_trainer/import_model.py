@@ -109,7 +109,7 @@ def load_start_model(path: str) -> StartModel:
         return StartModel(model, path if has_vocab_files(path) else None,
                           f"checkpoint {path}", None)
     ckpt = path
-    if os.path.isdir(path):
+    if os.path.isdir(path) and not run_state.is_shard_dir(path):
         ckpts = run_state.list_checkpoints(path)
         if not ckpts:
             raise CheckpointError(f"{path}: expected a checkpoint directory ({CONFIG_FILE} + "

@@ -83,6 +83,11 @@ def list_checkpoints(run_dir: str) -> List[Tuple[int, str]]:
     return sorted(out)
 
 
+def is_shard_dir(path: str) -> bool:
+    """True when `path` is a checkpoint written in shards (a directory with index.json)."""
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, SHARD_INDEX))
+
+
 def _fsync_dir(path: str) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:

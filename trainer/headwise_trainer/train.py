@@ -217,6 +217,8 @@ def _train(args, state, resume_path, device, rank, world, log: RunLog) -> dict:
             log(f"train: the run stopped early at step {step} (dev BLEU not up by "
                 f"{args.min_delta} in {args.patience} evaluations; best {best['dev_bleu']} at "
                 f"step {best['step']}); nothing to do")
+            if world > 1:
+                torch.distributed.destroy_process_group()
             return {"step": step, "epoch": epoch, "history": history, "best": best,
                     "stopped_early": True}
     elif is_main:
