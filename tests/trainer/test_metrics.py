@@ -151,3 +151,29 @@ def test_chrf_default_hand_computed():
     # -> not counted. avgP = 1, avgR = (2/3 + 1/2)/2 = 7/12; F2 = 5PR / (4P + R).
     p, r = 1.0, 7 / 12
     assert corpus_chrf(["a b"], ["abc"]) == pytest.approx(100 * 5 * p * r / (4 * p + r))
+
+
+def test_length_bucket_edges():
+    from headwise_trainer.metrics import length_bucket
+    assert length_bucket("Open") == "1-5"
+    assert length_bucket("one two three four five") == "1-5"
+    assert length_bucket("one two three four five six") == "6-15"
+    assert length_bucket(" ".join(["w"] * 15)) == "6-15"
+    assert length_bucket(" ".join(["w"] * 16)) == "16-40"
+    assert length_bucket(" ".join(["w"] * 40)) == "16-40"
+    assert length_bucket(" ".join(["w"] * 41)) == ">40"
+
+
+def test_scores_by_length_scores_each_bucket_alone():
+    from headwise_trainer.metrics import corpus_bleu, scores_by_length
+    long_src = " ".join(["word"] * 8)
+    sources = ["Open the file", long_src, "Close it", long_src]
+    refs = ["Datei öffnen", "a b c d e f g h", "Schließen", "i j k l m n o p"]
+    hyps = ["Datei öffnen", "a b c d e f g h", "Öffnen", "x y z"]
+    got = scores_by_length(sources, hyps, refs)
+    assert set(got) == {"1-5", "6-15"}
+    assert got["1-5"]["sentences"] == 2 and got["6-15"]["sentences"] == 2
+    assert got["1-5"]["bleu"] == round(corpus_bleu(hyps[0::2], refs[0::2]).score, 2)
+    assert got["6-15"]["bleu"] == round(corpus_bleu(hyps[1::2], refs[1::2]).score, 2)
+    with pytest.raises(ValueError):
+        scores_by_length(sources[:3], hyps, refs)

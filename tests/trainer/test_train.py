@@ -152,6 +152,8 @@ def test_export_then_evaluate(corpus, tmp_path, capsys):
                          str(out), "--threads", "1"]) == 0
         res = json.loads(out.read_text())
         assert res["sentences"] > 0 and 0.0 <= res["bleu"] <= 100.0
+        buckets = res["by_source_length"]  # every sentence in exactly one bucket
+        assert buckets and sum(b["sentences"] for b in buckets.values()) == res["sentences"]
     r1 = json.loads((tmp_path / "scores-r.json").read_text())
     r2 = json.loads((tmp_path / "scores-ckpt.json").read_text())
     assert (r1["bleu"], r1["chrf"]) == (r2["bleu"], r2["chrf"])

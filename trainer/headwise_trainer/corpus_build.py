@@ -29,12 +29,10 @@ from . import catalog_pairs, ddtp
 from .data import DataError, write_splits
 from .deb_cache import DebSource, PackageCache
 from .debian_archive import ArchiveError, AptRoot, Lock
+from .metrics import LENGTH_BUCKETS, length_bucket, length_bucket_name
 from .pair_filters import PIECE_FILTERS, FilterConfig
 
 Pair = Tuple[str, str]
-BUCKETS = ((1, 5), (6, 15), (16, 40), (41, 10 ** 9))
-
-
 @dataclass
 class BuildConfig:
     filters: FilterConfig = field(default_factory=FilterConfig)
@@ -61,13 +59,9 @@ def _src_key(text: str) -> bytes:
 
 
 def bucket_counts(pairs: List[Pair]) -> Dict[str, int]:
-    out = {f"{lo}-{hi}" if hi < 10 ** 9 else f">{lo - 1}": 0 for lo, hi in BUCKETS}
+    out = {length_bucket_name(lo, hi): 0 for lo, hi in LENGTH_BUCKETS}
     for s, _ in pairs:
-        n = len(s.split())
-        for lo, hi in BUCKETS:
-            if lo <= n <= hi:
-                out[f"{lo}-{hi}" if hi < 10 ** 9 else f">{lo - 1}"] += 1
-                break
+        out[length_bucket(s)] += 1
     return out
 
 

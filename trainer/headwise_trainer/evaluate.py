@@ -13,7 +13,7 @@ import torch
 
 from . import run_state
 from .batching import encode_split, length_sorted_chunks
-from .metrics import corpus_bleu, corpus_chrf
+from .metrics import corpus_bleu, corpus_chrf, scores_by_length
 from .model import MarianMTModel
 from .spm_vocab import Vocab
 
@@ -110,6 +110,8 @@ def run_evaluate(args, log=print) -> dict:
               "gated_blocks": len(gated), "masked": {k: [i for i, v in enumerate(m) if v == 0]
                                                      for k, m in masks.items()},
               "bleu": round(bleu.score, 2), "bleu_detail": str(bleu), "chrf": round(chrf, 2),
+              "by_source_length": scores_by_length(split.src_text[:n], hyps,
+                                                   split.tgt_text[:n]),
               "decode_seconds": round(seconds, 1)}
     if gated and not args.no_gates:
         result["heads_kept"] = gates_mod.layout_summary(model)

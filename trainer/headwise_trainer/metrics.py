@@ -14,7 +14,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 MAX_NGRAM_ORDER = 4
 
@@ -203,3 +203,45 @@ def corpus_chrf(hyps: Sequence[str], refs: Sequence[str], char_order: int = 6,
 
 def bleu_chrf(hyps: Sequence[str], refs: Sequence[str]) -> Tuple[BleuResult, float]:
     return corpus_bleu(hyps, refs), corpus_chrf(hyps, refs)
+
+
+# Source-length buckets (whitespace words of the source) that the corpus manifest counts and
+# that evaluations report BLEU/chrF for: UI labels, short messages, sentences, long help texts.
+LENGTH_BUCKETS = ((1, 5), (6, 15), (16, 40), (41, None))
+
+
+def length_bucket_name(lo: int, hi) -> str:
+    return f"{lo}-{hi}" if hi is not None else f">{lo - 1}"
+
+
+def length_bucket(source: str) -> str:
+    """The bucket of a source string by its whitespace word count (0 words count as 1-5)."""
+    n = max(len(source.split()), 1)
+    for lo, hi in LENGTH_BUCKETS:
+        if hi is None or n <= hi:
+            return length_bucket_name(lo, hi)
+    raise AssertionError("LENGTH_BUCKETS ends with an open bucket")
+
+
+def scores_by_length(sources: Sequence[str], hyps: Sequence[str],
+                     refs: Sequence[str]) -> Dict[str, dict]:
+    """Corpus BLEU and chrF per source-length bucket, each over the sentences of that bucket
+    only (buckets without sentences are left out)."""
+    _check_lengths(hyps, refs)
+    if len(sources) != len(hyps):
+        raise ValueError(f"expected one source per hypothesis, found {len(sources)} sources "
+                         f"and {len(hyps)} hypotheses")
+    groups: Dict[str, List[int]] = {}
+    for i, src in enumerate(sources):
+        groups.setdefault(length_bucket(src), []).append(i)
+    out: Dict[str, dict] = {}
+    for lo, hi in LENGTH_BUCKETS:
+        name = length_bucket_name(lo, hi)
+        idx = groups.get(name)
+        if not idx:
+            continue
+        h = [hyps[i] for i in idx]
+        r = [refs[i] for i in idx]
+        out[name] = {"sentences": len(idx), "bleu": round(corpus_bleu(h, r).score, 2),
+                     "chrf": round(corpus_chrf(h, r), 2)}
+    return out
