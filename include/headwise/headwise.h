@@ -108,6 +108,94 @@ void hw_model_free(hw_model* model);
 /* 0 for NULL. */
 int hw_model_vocab_size(const hw_model* model);
 
+/* What a model file holds (headwise-convert inspect shows the same). Every string is owned by
+ * the model, valid until hw_model_free, and never NULL ("" when the file does not say). */
+typedef struct hw_model_info {
+  int d_model;
+  int encoder_layers;
+  int decoder_layers;
+  int encoder_ffn_dim;
+  int decoder_ffn_dim;
+  int vocab_size;
+  int max_position_embeddings;
+  int pad_token_id;
+  int eos_token_id;
+  int unk_token_id;
+  int decoder_start_token_id;
+  const char* activation;    /* "relu", "swish" or "gelu" */
+  /* How the weight matrices are stored: "fp32", "fp16", "int8" (headwise-convert --weights)
+   * or "mixed". */
+  const char* weight_format;
+  int has_tokenizer;         /* 0: only the token-id path (hw_translate_ids) works */
+  int format_version;
+  size_t num_attention_blocks; /* encoder self 0.., decoder self 0.., decoder cross 0.. */
+  uint64_t file_bytes;
+  uint64_t weight_bytes;     /* the data segment */
+  /* Provenance recorded by the converter. */
+  const char* source_checkpoint_sha256;
+  const char* source_checkpoint_name;
+  const char* converter_version;
+  const char* keep_heads_spec; /* the --keep-heads spec that overrode the gates */
+  const char* source_dtype;    /* "F32", "F16", "BF16" or "mixed" */
+  /* Where the per-head analysis came from; "" when the blocks carry none. */
+  const char* analysis_rule;   /* "attnlrp" or "z" */
+  const char* analysis_data;   /* e.g. "dev, 500 sentences" */
+  const char* analysis_sha256; /* of the analysis.json the converter read */
+} hw_model_info;
+
+/* Same values as headwise::AttentionKind. */
+typedef enum hw_attention_kind {
+  HW_ATTENTION_ENCODER_SELF = 0,
+  HW_ATTENTION_DECODER_SELF = 1,
+  HW_ATTENTION_DECODER_CROSS = 2
+} hw_attention_kind;
+
+/* What `headwise-train analyze` found about one source head; NAN = not computed. */
+typedef struct hw_head_analysis {
+  int source_head;       /* index into the block's source heads */
+  float relevance;       /* LRP share of the block's relevance (rule: analysis_rule) */
+  float confidence;      /* mean maximum attention weight, EOS excluded */
+  float michel;          /* Michel et al. importance, l2-normalised per block */
+  size_t num_roles;
+  const char* const* roles; /* "positional", "rare-word", "syntactic:<relation>", ... */
+} hw_head_analysis;
+
+/* One attention block. Arrays are owned by the model, valid until hw_model_free. */
+typedef struct hw_attention_block {
+  hw_attention_kind kind;
+  int layer;
+  const char* name;            /* "model.encoder.layers.3.self_attn", ... */
+  int num_heads;               /* heads kept in the file (0 allowed) */
+  int original_num_heads;      /* heads of the source checkpoint */
+  int head_dim;
+  const int32_t* kept_heads;   /* num_heads source-head indices, ascending (NULL when 0) */
+  /* One gate log_alpha per source head, or NULL when the source checkpoint had no gates. */
+  const float* gate_log_alpha;
+  /* One entry per source head in source order (removed heads included), or NULL. */
+  const hw_head_analysis* analysis;
+} hw_attention_block;
+
+/* Writes the model's info. HW_ERR_INVALID_ARGUMENT for NULL. */
+hw_status hw_model_get_info(const hw_model* model, hw_model_info* out_info);
+/* Writes block `index` (< num_attention_blocks); HW_ERR_INVALID_ARGUMENT when out of range. */
+hw_status hw_model_get_attention_block(const hw_model* model, size_t index,
+                                       hw_attention_block* out_block);
+
+/* The embedded tokenizers, as the text path uses them. Thread-safe on a shared model.
+ * hw_model_encode: `length` bytes of UTF-8 (NUL bytes allowed; they count as spaces like other
+ * control characters) -> encoder input ids, EOS included (what hw_translate_ids takes). Writes
+ * min(count, capacity) ids to out_ids (which may be NULL when capacity is 0) and the full count
+ * to *out_length: call again with a larger buffer when *out_length > capacity.
+ * Errors: HW_ERR_INVALID_UTF8 (naming the byte offset), HW_ERR_TOKENIZER (no tokenizer). */
+hw_status hw_model_encode(const hw_model* model, const char* text, size_t length,
+                          int32_t* out_ids, size_t capacity, size_t* out_length);
+/* ids -> target text (pad, EOS and unk skipped). Writes at most capacity - 1 bytes and a NUL
+ * (nothing when capacity is 0) and the full byte length, NUL excluded, to *out_length: call
+ * again with capacity > *out_length when the text did not fit.
+ * Errors: HW_ERR_INVALID_ARGUMENT (an id outside the vocabulary), HW_ERR_TOKENIZER. */
+hw_status hw_model_decode(const hw_model* model, const int32_t* ids, size_t n, char* out_text,
+                          size_t capacity, size_t* out_length);
+
 hw_status hw_translator_create(const hw_model* model, const hw_translator_params* params,
                                hw_translator** out_translator);
 void hw_translator_free(hw_translator* translator);
@@ -122,15 +210,48 @@ const char* hw_translator_precision_note(const hw_translator* translator);
  * headwise::Translator::kernel_paths in headwise.hpp); "" for NULL. Owned by the translator. */
 const char* hw_translator_kernel_paths(const hw_translator* translator);
 
-/* Text path: translates n UTF-8 lines. *out_result is owned by the caller (hw_result_free). */
+/* Text path: translates n UTF-8 lines. *out_result is owned by the caller (hw_result_free).
+ * Any failing line fails the whole call (headwise.hpp, Translator::Translate). */
 hw_status hw_translate(hw_translator* translator, const char* const* texts, size_t n,
                        const hw_search_params* params, hw_result** out_result);
+/* Text path with each line succeeding or failing on its own, as headwise-translate treats its
+ * input (headwise.hpp, Translator::TranslateEach): a line that is invalid UTF-8, longer than
+ * max_source_tokens, or in a batch the runtime failed to translate has its own status
+ * (hw_result_status, hw_result_error_message) and no hypotheses; the other lines are
+ * translated. lengths: NULL when every text is NUL-terminated, else the byte length of each
+ * text (NUL bytes then count as spaces like other control characters).
+ * Returns an error (and no result) only for what no line can change: NULL arguments,
+ * search params outside the translator's limits (HW_ERR_INVALID_ARGUMENT), a model without
+ * tokenizer (HW_ERR_TOKENIZER), HW_ERR_OUT_OF_MEMORY. */
+hw_status hw_translate_each(hw_translator* translator, const char* const* texts,
+                            const size_t* lengths, size_t n, const hw_search_params* params,
+                            hw_result** out_result);
 size_t hw_result_num_sentences(const hw_result* result);
+/* 0 for a failed line. */
 size_t hw_result_num_hypotheses(const hw_result* result, size_t sentence);
 /* NULL when out of range. */
 const char* hw_result_text(const hw_result* result, size_t sentence, size_t k);
 /* NAN when out of range. */
 float hw_result_score(const hw_result* result, size_t sentence, size_t k);
+/* The line's status: HW_OK, or why it failed (hw_translate_each); HW_ERR_INVALID_ARGUMENT when
+ * out of range. */
+hw_status hw_result_status(const hw_result* result, size_t sentence);
+/* The failed line's message, e.g. "texts[3]: invalid UTF-8 at byte 5"; "" for a translated
+ * line or out of range. Owned by the result. */
+const char* hw_result_error_message(const hw_result* result, size_t sentence);
+
+/* One hypothesis (headwise.hpp, TextHypothesis / HypothesisView). */
+typedef struct hw_hypothesis {
+  const char* text;     /* NUL-terminated; NULL on the token path (hw_translator_get_hypothesis) */
+  const int32_t* ids;   /* generated ids, decoder start and final EOS excluded */
+  size_t length;        /* number of ids */
+  float score;          /* sum of log-probabilities / length^length_penalty */
+  int finished;         /* 1: ended with EOS; 0: cut at the maximum length */
+} hw_hypothesis;
+/* Writes hypothesis k of a result's sentence (pointers owned by the result);
+ * HW_ERR_INVALID_ARGUMENT when out of range. */
+hw_status hw_result_get_hypothesis(const hw_result* result, size_t sentence, size_t k,
+                                   hw_hypothesis* out_hypothesis);
 void hw_result_free(hw_result* result);
 
 /* Token path, no heap allocation: ids[i] has lengths[i] ids (encoder input, EOS included).
@@ -144,6 +265,10 @@ size_t hw_translator_num_hypotheses(const hw_translator* translator, size_t sent
  * out of range. */
 hw_status hw_translator_hypothesis(const hw_translator* translator, size_t sentence, size_t k,
                                    const int32_t** out_ids, size_t* out_length, float* out_score);
+/* The same hypothesis with its `finished` flag (text is NULL); ids valid until the
+ * translator's next call. */
+hw_status hw_translator_get_hypothesis(const hw_translator* translator, size_t sentence, size_t k,
+                                       hw_hypothesis* out_hypothesis);
 
 #ifdef __cplusplus
 }

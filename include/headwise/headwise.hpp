@@ -63,12 +63,26 @@ struct LoadOptions {
   bool verify_checksum = true;
 };
 
+// What `headwise-train analyze` found about one source head (schema HeadAnalysis); a statistic
+// that was not computed is NaN.
+struct HeadAnalysisInfo {
+  int source_head = 0;     // index into the block's source heads
+  float relevance = 0.0f;  // LRP share of the block's relevance (rule: ModelInfo::analysis_rule)
+  float confidence = 0.0f;
+  float michel = 0.0f;     // Michel et al. importance, l2-normalised per block
+  std::vector<std::string> roles;  // "positional", "rare-word", "syntactic:<relation>", ...
+};
+
 struct AttentionBlockInfo {
   AttentionKind kind;
   int layer;
   int num_heads;           // heads kept in the file (0 allowed)
   int original_num_heads;  // heads of the source checkpoint
   int head_dim;
+  std::string name;                   // "model.encoder.layers.3.self_attn", ...
+  std::vector<int32_t> kept_heads;    // num_heads indices into the source heads, ascending
+  std::vector<float> gate_log_alpha;  // one per source head; empty when the source had no gates
+  std::vector<HeadAnalysisInfo> analysis;  // one per source head in order, or empty
 };
 
 struct ModelInfo {
@@ -87,6 +101,21 @@ struct ModelInfo {
   std::vector<AttentionBlockInfo> attention;  // encoder self, decoder self, decoder cross
   uint64_t file_bytes = 0;
   uint64_t weight_bytes = 0;
+  int format_version = 0;
+  // How the weight matrices (attention, fc1/fc2, embeddings, lm_head) are stored: "fp32",
+  // "fp16" or "int8" (headwise-convert --weights), "mixed" when they differ.
+  std::string weight_format;
+  bool has_tokenizer = false;  // false: only the token-id path (TranslateIds) works
+  // Provenance recorded by the converter; empty when the file does not say.
+  std::string source_checkpoint_sha256;
+  std::string source_checkpoint_name;
+  std::string converter_version;
+  std::string keep_heads_spec;
+  std::string source_dtype;
+  // Where the per-head analysis came from; all empty when the blocks carry none.
+  std::string analysis_rule;    // "attnlrp" or "z"
+  std::string analysis_data;    // e.g. "dev, 500 sentences"
+  std::string analysis_sha256;  // of the analysis.json the converter read
 };
 
 class Model {
@@ -235,6 +264,14 @@ class Translator {
   // larger than max_batch are split (lines of similar length grouped); results keep input order.
   Result<std::vector<std::vector<TextHypothesis>>> Translate(const std::vector<std::string>& texts,
                                                              const SearchOptions& options);
+  // Translate with each line succeeding or failing on its own, as headwise-translate treats its
+  // input lines: a line that is invalid UTF-8 or longer than max_source_tokens gets its own
+  // error (same codes and messages as Translate) while the other lines are translated, and a
+  // batch whose TranslateIds fails (kBackend, ...) gives that status to each of its lines.
+  // The outer Result fails only for what no line can change: options outside the limits
+  // (kInvalidArgument) and a model without tokenizer (kTokenizer).
+  Result<std::vector<Result<std::vector<TextHypothesis>>>> TranslateEach(
+      const std::vector<std::string>& texts, const SearchOptions& options);
 
   const TranslatorLimits& limits() const;
   const std::shared_ptr<const Model>& model() const;

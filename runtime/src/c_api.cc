@@ -3,6 +3,7 @@
 // into C frames, which have no unwind tables and would terminate the process.
 #include "headwise/headwise.h"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <memory>
@@ -15,6 +16,12 @@
 
 struct hw_model {
   std::shared_ptr<const headwise::Model> model;
+  // C views of model->info(), built once at load; every pointer points into that info (or
+  // into the vectors below, which are never resized afterwards).
+  hw_model_info info{};
+  std::vector<hw_attention_block> blocks;
+  std::vector<std::vector<hw_head_analysis>> analysis;  // per block
+  std::vector<std::vector<const char*>> roles;          // per block, all heads' roles in order
 };
 
 struct hw_translator {
@@ -27,11 +34,12 @@ struct hw_translator {
 };
 
 struct hw_result {
-  struct Hypothesis {
-    std::string text;
-    float score;
+  struct Sentence {
+    hw_status status = HW_OK;
+    std::string error;  // the message when status != HW_OK
+    std::vector<headwise::TextHypothesis> hypotheses;
   };
-  std::vector<std::vector<Hypothesis>> sentences;
+  std::vector<Sentence> sentences;
 };
 
 namespace {
@@ -85,6 +93,86 @@ headwise::SearchOptions ToSearch(const hw_search_params* p) {
   return o;
 }
 
+// Fills the C views of m->model->info(). Allocates; called inside Guard.
+void BuildModelViews(hw_model* m) {
+  const headwise::ModelInfo& i = m->model->info();
+  hw_model_info& c = m->info;
+  c.d_model = i.d_model;
+  c.encoder_layers = i.encoder_layers;
+  c.decoder_layers = i.decoder_layers;
+  c.encoder_ffn_dim = i.encoder_ffn_dim;
+  c.decoder_ffn_dim = i.decoder_ffn_dim;
+  c.vocab_size = i.vocab_size;
+  c.max_position_embeddings = i.max_position_embeddings;
+  c.pad_token_id = i.pad_token_id;
+  c.eos_token_id = i.eos_token_id;
+  c.unk_token_id = i.unk_token_id;
+  c.decoder_start_token_id = i.decoder_start_token_id;
+  c.activation = i.activation.c_str();
+  c.weight_format = i.weight_format.c_str();
+  c.has_tokenizer = i.has_tokenizer ? 1 : 0;
+  c.format_version = i.format_version;
+  c.num_attention_blocks = i.attention.size();
+  c.file_bytes = i.file_bytes;
+  c.weight_bytes = i.weight_bytes;
+  c.source_checkpoint_sha256 = i.source_checkpoint_sha256.c_str();
+  c.source_checkpoint_name = i.source_checkpoint_name.c_str();
+  c.converter_version = i.converter_version.c_str();
+  c.keep_heads_spec = i.keep_heads_spec.c_str();
+  c.source_dtype = i.source_dtype.c_str();
+  c.analysis_rule = i.analysis_rule.c_str();
+  c.analysis_data = i.analysis_data.c_str();
+  c.analysis_sha256 = i.analysis_sha256.c_str();
+
+  const size_t n = i.attention.size();
+  m->roles.resize(n);
+  m->analysis.resize(n);
+  m->blocks.resize(n);
+  for (size_t b = 0; b < n; ++b) {
+    const headwise::AttentionBlockInfo& a = i.attention[b];
+    std::vector<const char*>& roles = m->roles[b];
+    size_t total = 0;
+    for (const auto& h : a.analysis) total += h.roles.size();
+    roles.reserve(total);  // no reallocation below: the analysis entries point into it
+    for (const auto& h : a.analysis) {
+      hw_head_analysis e{};
+      e.source_head = h.source_head;
+      e.relevance = h.relevance;
+      e.confidence = h.confidence;
+      e.michel = h.michel;
+      e.num_roles = h.roles.size();
+      e.roles = roles.data() + roles.size();
+      for (const std::string& r : h.roles) roles.push_back(r.c_str());
+      m->analysis[b].push_back(e);
+    }
+    hw_attention_block& c_block = m->blocks[b];
+    c_block.kind = static_cast<hw_attention_kind>(a.kind);
+    c_block.layer = a.layer;
+    c_block.name = a.name.c_str();
+    c_block.num_heads = a.num_heads;
+    c_block.original_num_heads = a.original_num_heads;
+    c_block.head_dim = a.head_dim;
+    c_block.kept_heads = a.kept_heads.empty() ? nullptr : a.kept_heads.data();
+    c_block.gate_log_alpha = a.gate_log_alpha.empty() ? nullptr : a.gate_log_alpha.data();
+    c_block.analysis = m->analysis[b].empty() ? nullptr : m->analysis[b].data();
+  }
+}
+
+hw_hypothesis ToC(const headwise::TextHypothesis& h) {
+  hw_hypothesis c;
+  c.text = h.text.c_str();
+  c.ids = h.ids.data();
+  c.length = h.ids.size();
+  c.score = h.score;
+  c.finished = h.finished ? 1 : 0;
+  return c;
+}
+
+const hw_result::Sentence* SentenceAt(const hw_result* result, size_t sentence) {
+  if (result == nullptr || sentence >= result->sentences.size()) return nullptr;
+  return &result->sentences[sentence];
+}
+
 }  // namespace
 
 extern "C" {
@@ -136,7 +224,10 @@ hw_status hw_model_load(const char* path, const hw_load_params* params, hw_model
     if (params != nullptr) options.verify_checksum = params->verify_checksum != 0;
     auto loaded = headwise::Model::Load(path, options);
     if (!loaded.ok()) return Fail(loaded.status());
-    *out_model = new hw_model{std::move(loaded).value()};
+    auto m = std::make_unique<hw_model>();
+    m->model = std::move(loaded).value();
+    BuildModelViews(m.get());
+    *out_model = m.release();
     return HW_OK;
   });
 }
@@ -149,6 +240,72 @@ int hw_model_vocab_size(const hw_model* model) {
     return 0;
   }
   return model->model->info().vocab_size;
+}
+
+hw_status hw_model_get_info(const hw_model* model, hw_model_info* out_info) {
+  if (model == nullptr || out_info == nullptr) {
+    return Fail(HW_ERR_INVALID_ARGUMENT, "hw_model_get_info: model and out_info must not be NULL");
+  }
+  *out_info = model->info;
+  return HW_OK;
+}
+
+hw_status hw_model_get_attention_block(const hw_model* model, size_t index,
+                                       hw_attention_block* out_block) {
+  return Guard([&] {
+    if (model == nullptr || out_block == nullptr) {
+      return Fail(HW_ERR_INVALID_ARGUMENT,
+                  "hw_model_get_attention_block: model and out_block must not be NULL");
+    }
+    if (index >= model->blocks.size()) {
+      return Fail(HW_ERR_INVALID_ARGUMENT,
+                  ("hw_model_get_attention_block: block " + std::to_string(index) +
+                   " of a model with " + std::to_string(model->blocks.size()) + " blocks")
+                      .c_str());
+    }
+    *out_block = model->blocks[index];
+    return HW_OK;
+  });
+}
+
+hw_status hw_model_encode(const hw_model* model, const char* text, size_t length,
+                          int32_t* out_ids, size_t capacity, size_t* out_length) {
+  return Guard([&] {
+    if (model == nullptr || out_length == nullptr || (text == nullptr && length > 0) ||
+        (out_ids == nullptr && capacity > 0)) {
+      return Fail(HW_ERR_INVALID_ARGUMENT,
+                  "hw_model_encode: model, out_length, text (unless length is 0) and out_ids "
+                  "(unless capacity is 0) must not be NULL");
+    }
+    *out_length = 0;
+    auto ids = model->model->EncodeSource(std::string(text == nullptr ? "" : text, length));
+    if (!ids.ok()) return Fail(ids.status());
+    *out_length = ids->size();
+    std::copy_n(ids->begin(), std::min(capacity, ids->size()), out_ids);
+    return HW_OK;
+  });
+}
+
+hw_status hw_model_decode(const hw_model* model, const int32_t* ids, size_t n, char* out_text,
+                          size_t capacity, size_t* out_length) {
+  return Guard([&] {
+    if (model == nullptr || out_length == nullptr || (ids == nullptr && n > 0) ||
+        (out_text == nullptr && capacity > 0)) {
+      return Fail(HW_ERR_INVALID_ARGUMENT,
+                  "hw_model_decode: model, out_length, ids (unless n is 0) and out_text "
+                  "(unless capacity is 0) must not be NULL");
+    }
+    *out_length = 0;
+    auto text = model->model->DecodeTarget(ids, n);
+    if (!text.ok()) return Fail(text.status());
+    *out_length = text->size();
+    if (capacity > 0) {
+      const size_t copied = std::min(capacity - 1, text->size());
+      std::copy_n(text->data(), copied, out_text);
+      out_text[copied] = '\0';
+    }
+    return HW_OK;
+  });
 }
 
 hw_status hw_translator_create(const hw_model* model, const hw_translator_params* params,
@@ -185,6 +342,9 @@ void hw_translator_free(hw_translator* translator) { delete translator; }
 static_assert(HW_FP16_REQUIRE == static_cast<int>(headwise::Fp16Compute::kRequire) &&
                   HW_FP16_OFF == static_cast<int>(headwise::Fp16Compute::kOff),
               "hw_translator_params.fp16_compute values are headwise::Fp16Compute's");
+static_assert(HW_ATTENTION_DECODER_CROSS == static_cast<int>(headwise::AttentionKind::kDecoderCross) &&
+                  HW_ATTENTION_DECODER_SELF == static_cast<int>(headwise::AttentionKind::kDecoderSelf),
+              "hw_attention_kind values are headwise::AttentionKind's");
 static_assert(HW_PRECISION_INT8 == static_cast<int>(headwise::MatmulPrecision::kInt8) &&
                   HW_PRECISION_F16 == static_cast<int>(headwise::MatmulPrecision::kF16),
               "hw_precision values are headwise::MatmulPrecision's");
@@ -227,9 +387,51 @@ hw_status hw_translate(hw_translator* translator, const char* const* texts, size
     if (!translated.ok()) return Fail(translated.status());
     auto result = std::make_unique<hw_result>();
     result->sentences.resize(n);
+    for (size_t i = 0; i < n; ++i) result->sentences[i].hypotheses = std::move((*translated)[i]);
+    *out_result = result.release();
+    return HW_OK;
+  });
+}
+
+hw_status hw_translate_each(hw_translator* translator, const char* const* texts,
+                            const size_t* lengths, size_t n, const hw_search_params* params,
+                            hw_result** out_result) {
+  return Guard([&] {
+    if (out_result == nullptr) {
+      return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_each: out_result is NULL");
+    }
+    *out_result = nullptr;
+    if (translator == nullptr) {
+      return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_each: translator is NULL");
+    }
+    if (texts == nullptr && n > 0) return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_each: texts is NULL");
+    translator->id_sentences = 0;
+    std::vector<std::string> lines;
+    lines.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      for (auto& h : (*translated)[i]) {
-        result->sentences[i].push_back(hw_result::Hypothesis{std::move(h.text), h.score});
+      const size_t length = lengths != nullptr ? lengths[i] : 0;
+      if (texts[i] == nullptr && (lengths == nullptr || length > 0)) {
+        return Fail(HW_ERR_INVALID_ARGUMENT,
+                    ("hw_translate_each: texts[" + std::to_string(i) + "] is NULL").c_str());
+      }
+      if (lengths == nullptr) {
+        lines.emplace_back(texts[i]);
+      } else {
+        lines.emplace_back(texts[i] == nullptr ? "" : texts[i], length);
+      }
+    }
+    auto translated = translator->translator->TranslateEach(lines, ToSearch(params));
+    if (!translated.ok()) return Fail(translated.status());
+    auto result = std::make_unique<hw_result>();
+    result->sentences.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      auto& line = (*translated)[i];
+      hw_result::Sentence& out = result->sentences[i];
+      if (line.ok()) {
+        out.hypotheses = std::move(line).value();
+      } else {
+        out.status = static_cast<hw_status>(line.status().code());
+        out.error = line.status().message();
       }
     }
     *out_result = result.release();
@@ -242,18 +444,45 @@ size_t hw_result_num_sentences(const hw_result* result) {
 }
 
 size_t hw_result_num_hypotheses(const hw_result* result, size_t sentence) {
-  if (result == nullptr || sentence >= result->sentences.size()) return 0;
-  return result->sentences[sentence].size();
+  const hw_result::Sentence* s = SentenceAt(result, sentence);
+  return s == nullptr ? 0 : s->hypotheses.size();
 }
 
 const char* hw_result_text(const hw_result* result, size_t sentence, size_t k) {
   if (hw_result_num_hypotheses(result, sentence) <= k) return nullptr;
-  return result->sentences[sentence][k].text.c_str();
+  return result->sentences[sentence].hypotheses[k].text.c_str();
 }
 
 float hw_result_score(const hw_result* result, size_t sentence, size_t k) {
   if (hw_result_num_hypotheses(result, sentence) <= k) return NAN;
-  return result->sentences[sentence][k].score;
+  return result->sentences[sentence].hypotheses[k].score;
+}
+
+hw_status hw_result_status(const hw_result* result, size_t sentence) {
+  const hw_result::Sentence* s = SentenceAt(result, sentence);
+  return s == nullptr ? HW_ERR_INVALID_ARGUMENT : s->status;
+}
+
+const char* hw_result_error_message(const hw_result* result, size_t sentence) {
+  const hw_result::Sentence* s = SentenceAt(result, sentence);
+  return s == nullptr ? "" : s->error.c_str();
+}
+
+hw_status hw_result_get_hypothesis(const hw_result* result, size_t sentence, size_t k,
+                                   hw_hypothesis* out_hypothesis) {
+  return Guard([&] {
+    if (out_hypothesis == nullptr) {
+      return Fail(HW_ERR_INVALID_ARGUMENT, "hw_result_get_hypothesis: out_hypothesis is NULL");
+    }
+    if (k >= hw_result_num_hypotheses(result, sentence)) {
+      return Fail(HW_ERR_INVALID_ARGUMENT,
+                  ("hw_result_get_hypothesis: no hypothesis " + std::to_string(k) +
+                   " of sentence " + std::to_string(sentence) + " in the result")
+                      .c_str());
+    }
+    *out_hypothesis = ToC(result->sentences[sentence].hypotheses[k]);
+    return HW_OK;
+  });
 }
 
 void hw_result_free(hw_result* result) { delete result; }
@@ -309,6 +538,31 @@ hw_status hw_translator_hypothesis(const hw_translator* translator, size_t sente
     *out_ids = h.ids;
     *out_length = h.size;
     *out_score = h.score;
+    return HW_OK;
+  });
+}
+
+hw_status hw_translator_get_hypothesis(const hw_translator* translator, size_t sentence, size_t k,
+                                       hw_hypothesis* out_hypothesis) {
+  return Guard([&] {
+    if (translator == nullptr || out_hypothesis == nullptr) {
+      return Fail(HW_ERR_INVALID_ARGUMENT,
+                  "hw_translator_get_hypothesis: translator and out_hypothesis must not be NULL");
+    }
+    if (k >= hw_translator_num_hypotheses(translator, sentence)) {
+      return Fail(HW_ERR_INVALID_ARGUMENT,
+                  ("hw_translator_get_hypothesis: no hypothesis " + std::to_string(k) +
+                   " of sentence " + std::to_string(sentence) + " in the last hw_translate_ids")
+                      .c_str());
+    }
+    const headwise::HypothesisView h = translator->translator->hypothesis(sentence, k);
+    hw_hypothesis c;
+    c.text = nullptr;
+    c.ids = h.ids;
+    c.length = h.size;
+    c.score = h.score;
+    c.finished = h.finished ? 1 : 0;
+    *out_hypothesis = c;
     return HW_OK;
   });
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "format/model_layout.h"
@@ -233,9 +234,15 @@ Status BindModel(const ModelFileView& file, Model::Impl* impl) {
   info.activation = ActivationName(d.activation);
   info.attention.clear();
   for (const BlockLayout& b : blocks) {
-    info.attention.push_back({b.kind, static_cast<int>(b.layer), static_cast<int>(b.num_heads),
-                              static_cast<int>(b.original_num_heads),
-                              static_cast<int>(b.head_dim)});
+    AttentionBlockInfo a;
+    a.kind = b.kind;
+    a.layer = static_cast<int>(b.layer);
+    a.num_heads = static_cast<int>(b.num_heads);
+    a.original_num_heads = static_cast<int>(b.original_num_heads);
+    a.head_dim = static_cast<int>(b.head_dim);
+    a.name = BlockPrefix(b.kind, b.layer);
+    a.kept_heads.assign(b.kept_heads.begin(), b.kept_heads.end());
+    info.attention.push_back(std::move(a));
   }
   info.weight_bytes = file.data_size;
   return Status::Ok();

@@ -3,6 +3,7 @@
 // result strings); the token-id path underneath does not.
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "headwise/headwise.hpp"
@@ -29,40 +30,45 @@ Result<std::string> Model::DecodeTarget(const int32_t* ids, size_t size) const {
   return impl_->tokenizer->DecodeTarget(ids, size);
 }
 
-Result<std::vector<std::vector<TextHypothesis>>> Translator::Translate(
-    const std::vector<std::string>& texts, const SearchOptions& options) {
-  const TranslatorLimits& lim = limits();
-  // Checked before tokenizing as well as in TranslateIds: a call whose lines are all blank
-  // never reaches TranslateIds, and the answer to bad options must not depend on the text.
-  HW_RETURN_IF_ERROR(ValidateSearchOptions(options, lim));
-  const Model& m = *model();
-  if (!m.impl().tokenizer) return NoTokenizer();
-  const Tokenizer& tokenizer = *m.impl().tokenizer;
+namespace {
 
-  // Every line is encoded and checked before the model runs, so a bad line fails the call
-  // without wasting the work of the good ones.
+// One line's outcome in TranslateLines.
+struct LineOutcome {
+  Status status;
+  std::vector<TextHypothesis> hypotheses;
+};
+
+// The text path shared by Translate and TranslateEach. Every line is encoded and checked before
+// the model runs, so a bad line costs only itself. `each` false: the first bad line (or failed
+// batch) is returned as the call's status; true: it is recorded in that line's outcome and the
+// call goes on. Lines of similar length share a batch, so less of each batch is padding;
+// outcomes keep the input order.
+Status TranslateLines(Translator& translator, const Tokenizer& tokenizer,
+                      const std::vector<std::string>& texts, const SearchOptions& options,
+                      bool each, std::vector<LineOutcome>* out) {
+  const TranslatorLimits& lim = translator.limits();
+  out->assign(texts.size(), LineOutcome{});
   std::vector<std::vector<int32_t>> sources(texts.size());
   std::vector<size_t> pending;  // lines with at least one source piece
   for (size_t i = 0; i < texts.size(); ++i) {
+    Status& line = (*out)[i].status;
     auto ids = tokenizer.EncodeSource(texts[i]);
-    if (!ids.ok()) return ids.status().WithContext(TextIndex(i));
-    if (ids->size() > static_cast<size_t>(lim.max_source_tokens)) {
-      return Status(ErrorCode::kInputTooLong,
+    if (!ids.ok()) {
+      line = ids.status().WithContext(TextIndex(i));
+    } else if (ids->size() > static_cast<size_t>(lim.max_source_tokens)) {
+      line = Status(ErrorCode::kInputTooLong,
                     TextIndex(i) + ": " + std::to_string(ids->size()) +
                         " source tokens (EOS included) exceed max_source_tokens " +
                         std::to_string(lim.max_source_tokens));
+    } else if (ids->size() <= 1) {
+      (*out)[i].hypotheses.push_back(TextHypothesis{"", {}, 0.0f, true});
+    } else {
+      pending.push_back(i);
+      sources[i] = std::move(ids).value();
     }
-    if (ids->size() > 1) pending.push_back(i);
-    sources[i] = std::move(ids).value();
+    if (!line.ok() && !each) return line;
   }
 
-  std::vector<std::vector<TextHypothesis>> out(texts.size());
-  for (size_t i = 0; i < texts.size(); ++i) {
-    if (sources[i].size() <= 1) out[i].push_back(TextHypothesis{"", {}, 0.0f, true});
-  }
-
-  // Lines of similar length share a batch, so less of each batch is padding; results go back to
-  // their input positions.
   std::stable_sort(pending.begin(), pending.end(), [&](size_t a, size_t b) {
     return sources[a].size() < sources[b].size();
   });
@@ -76,24 +82,68 @@ Result<std::vector<std::vector<TextHypothesis>>> Translator::Translate(
       const auto& src = sources[pending[start + j]];
       spans.push_back(TokenSpan{src.data(), src.size()});
     }
-    Status s = TranslateIds(spans.data(), n, options);
+    Status s = translator.TranslateIds(spans.data(), n, options);
     if (!s.ok()) {
       std::string which;
       for (size_t j = 0; j < n; ++j) which += (j ? ", " : "") + std::to_string(pending[start + j]);
-      return s.WithContext("translating texts [" + which + "]");
+      s = s.WithContext("translating texts [" + which + "]");
+      if (!each) return s;
+      for (size_t j = 0; j < n; ++j) (*out)[pending[start + j]].status = s;
+      continue;
     }
     for (size_t j = 0; j < n; ++j) {
       const size_t line = pending[start + j];
-      const size_t count = num_hypotheses(j);
-      out[line].reserve(count);
+      LineOutcome& o = (*out)[line];
+      const size_t count = translator.num_hypotheses(j);
+      o.hypotheses.reserve(count);
       for (size_t k = 0; k < count; ++k) {
-        const HypothesisView h = hypothesis(j, k);
+        const HypothesisView h = translator.hypothesis(j, k);
         auto text = tokenizer.DecodeTarget(h.ids, h.size);
-        if (!text.ok()) return text.status().WithContext(TextIndex(line));
-        out[line].push_back(TextHypothesis{std::move(text).value(),
-                                           std::vector<int32_t>(h.ids, h.ids + h.size), h.score,
-                                           h.finished});
+        if (!text.ok()) {
+          o.status = text.status().WithContext(TextIndex(line));
+          if (!each) return o.status;
+          o.hypotheses.clear();
+          break;
+        }
+        o.hypotheses.push_back(TextHypothesis{std::move(text).value(),
+                                              std::vector<int32_t>(h.ids, h.ids + h.size),
+                                              h.score, h.finished});
       }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::vector<TextHypothesis>>> Translator::Translate(
+    const std::vector<std::string>& texts, const SearchOptions& options) {
+  // Checked before tokenizing as well as in TranslateIds: a call whose lines are all blank
+  // never reaches TranslateIds, and the answer to bad options must not depend on the text.
+  HW_RETURN_IF_ERROR(ValidateSearchOptions(options, limits()));
+  if (!model()->impl().tokenizer) return NoTokenizer();
+  std::vector<LineOutcome> lines;
+  HW_RETURN_IF_ERROR(
+      TranslateLines(*this, *model()->impl().tokenizer, texts, options, false, &lines));
+  std::vector<std::vector<TextHypothesis>> out(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) out[i] = std::move(lines[i].hypotheses);
+  return out;
+}
+
+Result<std::vector<Result<std::vector<TextHypothesis>>>> Translator::TranslateEach(
+    const std::vector<std::string>& texts, const SearchOptions& options) {
+  HW_RETURN_IF_ERROR(ValidateSearchOptions(options, limits()));
+  if (!model()->impl().tokenizer) return NoTokenizer();
+  std::vector<LineOutcome> lines;
+  HW_RETURN_IF_ERROR(
+      TranslateLines(*this, *model()->impl().tokenizer, texts, options, true, &lines));
+  std::vector<Result<std::vector<TextHypothesis>>> out;
+  out.reserve(lines.size());
+  for (LineOutcome& line : lines) {
+    if (line.status.ok()) {
+      out.emplace_back(std::move(line.hypotheses));
+    } else {
+      out.emplace_back(std::move(line.status));
     }
   }
   return out;

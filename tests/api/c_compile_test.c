@@ -2,8 +2,9 @@
  * C API the way a C program would.
  *
  *   c_compile_test                 error paths only (no model needed)
- *   c_compile_test MODEL.hwm EOS   also loads MODEL.hwm and translates text and token ids
- *                                  (EOS: the model's eos id, ending the id sequences)
+ *   c_compile_test MODEL.hwm EOS   also loads MODEL.hwm, reads its info, and translates text
+ *                                  (whole calls and line by line) and token ids (EOS: the
+ *                                  model's eos id, ending the id sequences)
  * Exit status 0 when every check passed; each failed check is printed.
  */
 #include <math.h>
@@ -154,10 +155,72 @@ static void check_model(const char* path, int32_t eos) {
   hw_translator_free(translator);
 }
 
+/* Model info, the tokenizer and per-line results. */
+static void check_info_and_lines(const char* path) {
+  hw_model* model = NULL;
+  hw_translator* translator = NULL;
+  hw_result* result = NULL;
+  hw_model_info info;
+  hw_attention_block block;
+  hw_hypothesis h;
+  int32_t ids[64];
+  char text[256];
+  size_t n = 0, i;
+  const char* lines[] = {"Open the file.", "caf\xC3", "Read."};
+  const size_t lengths[] = {14, 4, 5};
+
+  CHECK(hw_model_load(path, NULL, &model) == HW_OK);
+  if (model == NULL) return;
+  CHECK(hw_model_get_info(model, &info) == HW_OK);
+  CHECK(info.vocab_size == hw_model_vocab_size(model));
+  CHECK(info.has_tokenizer == 1);
+  CHECK(strcmp(info.weight_format, "fp32") == 0);
+  CHECK(info.activation != NULL && info.analysis_rule != NULL && info.source_dtype != NULL);
+  CHECK(info.num_attention_blocks == (size_t)(info.encoder_layers + 2 * info.decoder_layers));
+  for (i = 0; i < info.num_attention_blocks; ++i) {
+    CHECK(hw_model_get_attention_block(model, i, &block) == HW_OK);
+    CHECK(block.num_heads <= block.original_num_heads && block.name != NULL);
+    CHECK(block.num_heads == 0 || block.kept_heads != NULL);
+  }
+  CHECK(block.kind == HW_ATTENTION_DECODER_CROSS);
+  CHECK(hw_model_get_attention_block(model, i, &block) == HW_ERR_INVALID_ARGUMENT);
+
+  CHECK(hw_model_encode(model, "Open the file.", 14, ids, 64, &n) == HW_OK);
+  CHECK(n > 1 && n <= 64 && ids[n - 1] == info.eos_token_id);
+  CHECK(hw_model_decode(model, ids, n, text, sizeof text, &n) == HW_OK);
+  CHECK(n == strlen(text));
+
+  CHECK(hw_translator_create(model, NULL, &translator) == HW_OK);
+  if (translator != NULL) {
+    CHECK(hw_translate_each(translator, lines, lengths, 3, NULL, &result) == HW_OK);
+    if (result != NULL) {
+      CHECK(hw_result_status(result, 0) == HW_OK && hw_result_status(result, 2) == HW_OK);
+      CHECK(hw_result_status(result, 1) == HW_ERR_INVALID_UTF8);
+      CHECK(strstr(hw_result_error_message(result, 1), "texts[1]") != NULL);
+      CHECK(hw_result_num_hypotheses(result, 1) == 0);
+      CHECK(hw_result_get_hypothesis(result, 0, 0, &h) == HW_OK);
+      CHECK(h.text != NULL && (h.length == 0 || h.ids != NULL) && (h.finished == 0 || h.finished == 1));
+      hw_result_free(result);
+    }
+    n = 0;
+    CHECK(hw_model_encode(model, "Read.", 5, ids, 64, &n) == HW_OK);
+    {
+      const int32_t* sources[1];
+      sources[0] = ids;
+      CHECK(hw_translate_ids(translator, sources, &n, 1, NULL) == HW_OK);
+    }
+    CHECK(hw_translator_get_hypothesis(translator, 0, 0, &h) == HW_OK);
+    CHECK(h.text == NULL);
+    hw_translator_free(translator);
+  }
+  hw_model_free(model);
+}
+
 int main(int argc, char** argv) {
   check_error_paths();
   if (argc == 3) {
     check_model(argv[1], (int32_t)atoi(argv[2]));
+    check_info_and_lines(argv[1]);
   } else if (argc != 1) {
     fprintf(stderr, "usage: c_compile_test [MODEL.hwm EOS_ID]\n");
     return 2;

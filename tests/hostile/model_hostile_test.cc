@@ -408,5 +408,52 @@ TEST(HostileModel, NonFiniteWeightsDoNotBreakTheSearch) {
   }
 }
 
+// Gates and per-head analysis must have one entry per source head in source order (the rules
+// of `headwise-convert inspect`); a file whose vectors were cut short or reordered is refused
+// at load, naming the block, instead of describing heads that are not there.
+TEST(HostileModel, GatesAndAnalysisOfTheWrongLengthOrOrder) {
+  auto described = [] {
+    ModelSpec spec = testing::MakeSpec(SmallOptions());
+    for (const BlockLayout& b : spec.blocks) {
+      spec.gate_log_alpha.emplace_back(b.original_num_heads, 1.0f);
+      std::vector<HeadAnalysisSpec> heads(b.original_num_heads);
+      for (uint32_t h = 0; h < b.original_num_heads; ++h) heads[h].source_head = h;
+      spec.head_analysis.push_back(heads);
+    }
+    spec.analysis_info = {"attnlrp", "dev", std::string(64, '0')};
+    return testing::Serialize(spec);
+  };
+  ModelImage ok(described());
+  auto loaded = ok.Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ((*loaded)->info().attention[1].gate_log_alpha.size(), 4u);
+  EXPECT_EQ((*loaded)->info().attention[1].analysis.size(), 4u);
+
+  ModelImage gates(described());
+  const schema::AttentionBlock* dec_self = gates.Block(1);
+  ASSERT_NE(dec_self, nullptr);
+  ASSERT_NE(dec_self->gate_log_alpha(), nullptr);
+  gates.SetLength(dec_self->gate_log_alpha(), 3);
+  ExpectError(gates.Load(), ErrorCode::kInvalidModel,
+              "model.decoder.layers.0.self_attn: 3 gate values for 4 source heads");
+  ModelImage analysis(described());
+  const schema::AttentionBlock* cross = analysis.Block(2);
+  ASSERT_NE(cross, nullptr);
+  ASSERT_NE(cross->analysis(), nullptr);
+  analysis.SetLength(cross->analysis(), 2);
+  ExpectError(analysis.Load(), ErrorCode::kInvalidModel,
+              "model.decoder.layers.0.encoder_attn: analysis of 2 heads for 4 source heads");
+  ModelImage order(described());
+  const schema::AttentionBlock* enc = order.Block(0);
+  ASSERT_NE(enc, nullptr);
+  const auto* heads = enc->analysis();
+  ASSERT_NE(heads, nullptr);
+  ASSERT_GE(heads->size(), 2u);
+  const schema::HeadAnalysis* second = heads->Get(1);
+  ASSERT_TRUE(order.Patch<uint32_t>(second, schema::HeadAnalysis::VT_SOURCE_HEAD, 0));
+  ExpectError(order.Load(), ErrorCode::kInvalidModel,
+              "model.encoder.layers.0.self_attn: analysis entry 1 is not for source head 1");
+}
+
 }  // namespace
 }  // namespace headwise
