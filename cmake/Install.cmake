@@ -1,9 +1,11 @@
 # install() rules, the CMake package config (find_package(headwise)) and the CPack .deb.
 #
 # Installed: libheadwise (shared in the Raspberry Pi / cross builds, static in the default host
-# build; the static case also installs libheadwise_format.a and libheadwise_common.a, which it needs), headwise-translate,
-# headwise-convert, include/headwise/*, lib/<multiarch>/cmake/headwise/, and the shipped model
-# models/en-de/*.hwm (when present) in share/headwise/models/en-de/.
+# build; the static case also installs libheadwise_format.a and libheadwise_common.a, which it
+# needs, and, from python/CMakeLists.txt, a shared libheadwise.so.M.N for the Python module),
+# headwise-translate, headwise-convert, include/headwise/*, lib/<multiarch>/cmake/headwise/, and the shipped model
+# models/en-de/*.hwm (when present) in share/headwise/models/en-de/, and the Python module
+# (python/CMakeLists.txt: lib/python3/dist-packages/headwise).
 # The package config (cmake/headwiseConfig.cmake.in) finds Debian's libraries the way
 # cmake/Dependencies.cmake does, for the host and for a cross sysroot.
 include(CMakePackageConfigHelpers)
@@ -78,7 +80,7 @@ set(CPACK_PACKAGE_CONTACT "headwise maintainers <headwise@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
   "On-device translation runtime for pruned MarianMT models (XNNPACK)")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-  "headwise runs head-pruned MarianMT Transformer models converted to .hwm files.\n This package holds libheadwise, headwise-translate, headwise-convert, the C/C++ headers,\n the CMake package config and, when built with one, the shipped en-de model.")
+  "headwise runs head-pruned MarianMT Transformer models converted to .hwm files.\n This package holds libheadwise, headwise-translate, headwise-convert, the C/C++ headers,\n the CMake package config, the Python module (import headwise) and, when built with one,\n the shipped en-de model.")
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE ${HEADWISE_DEB_ARCH})
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)

@@ -3,6 +3,9 @@
 # present are skipped, and apt-get runs only when something is missing.
 # Usage: scripts/setup.sh [--arm]   (--arm adds the cross toolchains and qemu-user)
 # openjdk-17-jdk-headless: javac/java/jni.h for the JNI binding's test (platforms/android).
+# python3-cffi: generates the Python module's declarations from headwise.h (python/; its
+# runtime needs only python3-cffi-backend); python3-setuptools, python3-pip: `pip install
+# ./python` (python/tests/test_packaging.py).
 set -euo pipefail
 
 PACKAGES=(
@@ -12,6 +15,7 @@ PACKAGES=(
   libsentencepiece-dev sentencepiece
   nlohmann-json3-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-numpy python3-sentencepiece python3-pytest python3-tqdm python3-matplotlib
+  python3-cffi python3-setuptools python3-pip
   libopenblas0-pthread
   openjdk-17-jdk-headless
   clang-14 libclang-rt-14-dev llvm-14

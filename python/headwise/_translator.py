@@ -1,0 +1,356 @@
+"""headwise.Translator: text or token ids in, n-best hypotheses out."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Union
+
+from ._errors import Error, InvalidArgumentError, Status, error_for
+from ._lib import check, ffi, last_error, lib, to_str
+from ._model import Model, encode_text, int32_array
+
+DEFAULT_TOKENS = 256  # headwise-translate's default for both token limits
+FP16_COMPUTE = {"auto": lib.HW_FP16_AUTO, "off": lib.HW_FP16_OFF, "require": lib.HW_FP16_REQUIRE}
+C_INT_MAX = 2 ** 31 - 1
+
+
+class Hypothesis(NamedTuple):
+    """One translation of a line, best first within its result."""
+    text: Optional[str]  # None from translate_ids on a model without tokenizer
+    score: float         # sum of log-probabilities / length ** length_penalty
+    ids: List[int]       # generated target ids, decoder start and final EOS excluded
+    finished: bool       # True: ended with EOS; False: cut at the maximum length
+
+
+class TranslationResult(Sequence[Hypothesis]):
+    """The hypotheses of one input line, or why that line failed.
+
+    A line that cannot be translated does not make translate() raise: its result has
+    ``error`` set to the :class:`headwise.Error` instance (not raised) and no hypotheses, and
+    reading ``text``, ``score``, ``ids`` or ``result[k]`` raises that error. ``len(result)``
+    is the number of hypotheses (0 for a failed line); iterating yields them.
+    """
+
+    __slots__ = ("hypotheses", "error")
+
+    def __init__(self, hypotheses: List[Hypothesis], error: Optional[Error] = None):
+        self.hypotheses = hypotheses
+        self.error = error
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def raise_for_error(self) -> "TranslationResult":
+        """Raises the line's error, if any; returns self."""
+        if self.error is not None:
+            raise self.error
+        return self
+
+    def _best(self) -> Hypothesis:
+        self.raise_for_error()
+        return self.hypotheses[0]
+
+    @property
+    def text(self) -> Optional[str]:
+        """The best hypothesis' text."""
+        return self._best().text
+
+    @property
+    def score(self) -> float:
+        return self._best().score
+
+    @property
+    def ids(self) -> List[int]:
+        return self._best().ids
+
+    def __getitem__(self, k):  # type: ignore[override]
+        self.raise_for_error()
+        return self.hypotheses[k]
+
+    def __len__(self) -> int:
+        return len(self.hypotheses)
+
+    def __iter__(self) -> Iterator[Hypothesis]:
+        return iter(self.hypotheses)
+
+    def __repr__(self) -> str:
+        if self.error is not None:
+            return f"TranslationResult(error={self.error!s})"
+        return f"TranslationResult({self.hypotheses!r})"
+
+
+@dataclass(frozen=True)
+class TranslatorLimits:
+    """The limits a Translator planned its memory for."""
+    max_batch: int
+    max_source_tokens: int
+    max_target_tokens: int
+    max_beam: int
+    threads: int
+    max_memory_bytes: int
+    fp16_compute: str
+
+
+def _c_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, found {type(value).__name__}")
+    if not -C_INT_MAX - 1 <= value <= C_INT_MAX:
+        raise InvalidArgumentError(f"{name} {value} does not fit in a C int")
+    return value
+
+
+class Translator:
+    """Translates with one model; owns its planned memory, operators and thread pool.
+
+    ``threads``: threads of the translator's pool (1 = the calling thread only).
+    Limits (keyword-only; all memory is planned from them once, here):
+    ``max_batch`` (sentences per internal batch, default 8), ``max_source_tokens`` and
+    ``max_target_tokens`` (EOS included; default min(256, the model's positions), as
+    headwise-translate), ``max_beam`` (largest ``beam_size``, default 4),
+    ``max_memory_bytes`` (0 = no cap; over the cap raises LimitExceededError) and
+    ``fp16_compute`` ("auto", "off" or "require": fp16 arithmetic for fp16 models on ARMv8.2
+    CPUs).
+
+    Threads: the GIL is released while translating, so several Python threads, each with its
+    own Translator over one shared Model, translate in parallel. Calls on one Translator from
+    several threads are serialised (one at a time), never interleaved.
+
+    Raises InvalidArgumentError (a limit < 1, or token limits over the model's positions),
+    LimitExceededError, OutOfMemoryError, BackendError.
+
+    Example::
+
+        translator = headwise.Translator(model, threads=1, max_beam=4)
+        [r.text for r in translator.translate(["Open the file."], beam_size=4)]
+    """
+
+    def __init__(self, model: Model, threads: int = 1, *, max_batch: int = 8,
+                 max_source_tokens: Optional[int] = None, max_target_tokens: Optional[int] = None,
+                 max_beam: int = 4, max_memory_bytes: int = 0, fp16_compute: str = "auto"):
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be a headwise.Model, found {type(model).__name__}")
+        positions = model.config.max_position_embeddings
+        default_tokens = min(DEFAULT_TOKENS, positions)
+        if fp16_compute not in FP16_COMPUTE:
+            raise InvalidArgumentError(f"fp16_compute {fp16_compute!r}: expected one of "
+                                       f"{', '.join(FP16_COMPUTE)}")
+        if isinstance(max_memory_bytes, bool) or not isinstance(max_memory_bytes, int):
+            raise TypeError("max_memory_bytes must be an int")
+        if not 0 <= max_memory_bytes < 2 ** (8 * ffi.sizeof("size_t")):
+            raise InvalidArgumentError(f"max_memory_bytes {max_memory_bytes} outside [0, SIZE_MAX]")
+        p = ffi.new("hw_translator_params*", lib.hw_translator_default_params())
+        p.num_threads = _c_int("threads", threads)
+        p.max_batch = _c_int("max_batch", max_batch)
+        p.max_source_tokens = _c_int("max_source_tokens", default_tokens if max_source_tokens is None
+                                     else max_source_tokens)
+        p.max_target_tokens = _c_int("max_target_tokens", default_tokens if max_target_tokens is None
+                                     else max_target_tokens)
+        p.max_beam = _c_int("max_beam", max_beam)
+        p.max_memory_bytes = max_memory_bytes
+        p.fp16_compute = FP16_COMPUTE[fp16_compute]
+        # The C translator holds its own reference on the model; this handle keeps the C
+        # hw_model (used for decoding in translate_ids) alive as long as the translator.
+        self._model_handle = model._live()
+        out = ffi.new("hw_translator**")
+        check(lib.hw_translator_create(self._model_handle, p, out))
+        self._handle = ffi.gc(out[0], lib.hw_translator_free)
+        self._lock = threading.Lock()
+        self.model = model
+        self.limits = TranslatorLimits(p.max_batch, p.max_source_tokens, p.max_target_tokens,
+                                       p.max_beam, p.num_threads, max_memory_bytes, fp16_compute)
+
+    @property
+    def precision(self) -> str:
+        """What the matrix products compute in: "f32", "f16" or "int8"."""
+        return to_str(lib.hw_precision_name(lib.hw_translator_precision(self._live())))
+
+    @property
+    def precision_note(self) -> str:
+        """One line on why, e.g. "f32: the CPU has no fp16 arithmetic ..."."""
+        return to_str(lib.hw_translator_precision_note(self._live()))
+
+    # -- translation --------------------------------------------------------------------
+    def translate(self, texts: Iterable[Union[str, bytes]], beam_size: int = 1,
+                  num_hypotheses: int = 1, max_length: Optional[int] = None,
+                  length_penalty: float = 1.0) -> List[TranslationResult]:
+        """Translates lines of text; returns one :class:`TranslationResult` per line, in order.
+
+        Args:
+            texts: the lines (str, or bytes of UTF-8). A single str is refused (TypeError): wrap
+                it in a list.
+            beam_size: 1 = greedy; at most the translator's ``max_beam``.
+            num_hypotheses: n-best size, at most ``beam_size``.
+            max_length: generated tokens including EOS; None = ``max_target_tokens``.
+            length_penalty: score = sum of log-probabilities / length ** length_penalty.
+
+        Per line, as headwise-translate: an empty or blank line gives one empty hypothesis
+        (score 0) without running the model; control characters count as spaces; a line that is
+        invalid UTF-8 (InvalidUtf8Error, naming the byte offset), longer than
+        ``max_source_tokens`` (InputTooLongError; never truncated) or in a batch the runtime
+        failed to translate gets that error in its result and the other lines are translated.
+
+        Raises (for the whole call): InvalidArgumentError for options outside the limits,
+        TokenizerError for a model without tokenizer, TypeError for a non-text line.
+        """
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("translate() takes a list of lines; wrap a single line in a list")
+        lines = [encode_text(t) for t in texts]
+        params = _search_params(beam_size, num_hypotheses, max_length, length_penalty)
+        n = len(lines)
+        buffers = [ffi.from_buffer(b) for b in lines]  # no copies; alive until the call returns
+        pointers = ffi.new("const char*[]", buffers) if n else ffi.NULL
+        lengths = ffi.new("size_t[]", [len(b) for b in lines]) if n else ffi.NULL
+        out = ffi.new("hw_result**")
+        with self._lock:
+            check(lib.hw_translate_each(self._live(), pointers, lengths, n, params, out))
+        return _read_result(out[0], n)
+
+    def translate_ids(self, sources: Iterable[Sequence[int]], beam_size: int = 1,
+                      num_hypotheses: int = 1, max_length: Optional[int] = None,
+                      length_penalty: float = 1.0) -> List[TranslationResult]:
+        """Translates pre-tokenised input: each source is the encoder input ids, EOS included
+        (what :meth:`Model.encode` returns). Options as in :meth:`translate`; hypotheses carry
+        the decoded text when the model has a tokenizer (else text is None).
+
+        Per source: an empty source, an id outside the vocabulary or over 32 bits
+        (InvalidArgumentError) or more than ``max_source_tokens`` ids (InputTooLongError) gets
+        that error in its result; the other sources are translated. Sources go to the runtime
+        in batches of ``max_batch`` sources of similar length, as translate() batches lines, so
+        ``translate_ids([model.encode(l) for l in lines])`` gives what ``translate(lines)``
+        gives (for lines that are not blank: translate answers those without the model).
+
+        Raises (for the whole call): InvalidArgumentError for options outside the limits,
+        TypeError for an id that is not an integer.
+        """
+        params = _search_params(beam_size, num_hypotheses, max_length, length_penalty)
+        arrays, results = [], []
+        for i, src in enumerate(sources):
+            try:
+                arrays.append(int32_array(src, f"sources[{i}]"))
+                results.append(None)
+            except InvalidArgumentError as e:
+                arrays.append(None)
+                results.append(TranslationResult([], e))
+        handle = self._live()
+        decode = _Decoder(self._model_handle) if self.model.has_tokenizer else None
+        with self._lock:
+            # Options are checked once for the call, even when every source is rejected.
+            check(lib.hw_translate_ids(handle, ffi.NULL, ffi.NULL, 0, params))
+            # Batches of similar length, as translate() forms them (the same sources in the
+            # same batches give the same floats; one-row products run another kernel).
+            pending = sorted((i for i, a in enumerate(arrays) if a is not None),
+                             key=lambda i: len(arrays[i]))
+            step = self.limits.max_batch
+            for start in range(0, len(pending), step):
+                chunk = pending[start:start + step]
+                if self._run_ids(handle, [arrays[i] for i in chunk], params) == Status.OK:
+                    for j, i in enumerate(chunk):
+                        results[i] = self._collect(handle, j, decode)
+                    continue
+                # A batch fails as a whole; translating its sources one by one finds which
+                # failed and why, and keeps the others.
+                for i in chunk:
+                    status = self._run_ids(handle, [arrays[i]], params)
+                    results[i] = (self._collect(handle, 0, decode) if status == Status.OK else
+                                  TranslationResult([], error_for(status, f"sources[{i}] "
+                                                                 f"(translated alone): {last_error()}")))
+        return results
+
+    @staticmethod
+    def _run_ids(handle, arrays, params) -> int:
+        ptrs = ffi.new("const int32_t*[]", arrays)
+        lens = ffi.new("size_t[]", [len(a) for a in arrays])
+        return lib.hw_translate_ids(handle, ptrs, lens, len(arrays), params)
+
+    @staticmethod
+    def _collect(handle, sentence: int, decode) -> TranslationResult:
+        h = ffi.new("hw_hypothesis*")
+        hyps = []
+        for k in range(lib.hw_translator_num_hypotheses(handle, sentence)):
+            check(lib.hw_translator_get_hypothesis(handle, sentence, k, h))
+            hyps.append(Hypothesis(decode(h.ids, h.length) if decode else None, h.score,
+                                   ffi.unpack(h.ids, h.length) if h.length else [],
+                                   bool(h.finished)))
+        return TranslationResult(hyps)
+
+    # -- lifetime -----------------------------------------------------------------------
+    def close(self) -> None:
+        """Frees the translator's memory and thread pool now (waits for a running call)."""
+        with self._lock:
+            if self._handle is not None:
+                ffi.release(self._handle)
+                self._handle = None
+
+    @property
+    def closed(self) -> bool:
+        return self._handle is None
+
+    def __enter__(self) -> "Translator":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _live(self):
+        h = self._handle
+        if h is None:
+            raise ValueError("headwise.Translator is closed")
+        return h
+
+    def __repr__(self) -> str:
+        l = self.limits
+        return (f"headwise.Translator({self.model.path!r}, threads={l.threads}, "
+                f"max_batch={l.max_batch}, max_beam={l.max_beam}, "
+                f"max_source_tokens={l.max_source_tokens}, "
+                f"max_target_tokens={l.max_target_tokens}{', closed' if self.closed else ''})")
+
+
+def _search_params(beam_size, num_hypotheses, max_length, length_penalty):
+    p = ffi.new("hw_search_params*", lib.hw_search_default_params())
+    p.beam_size = _c_int("beam_size", beam_size)
+    p.num_hypotheses = _c_int("num_hypotheses", num_hypotheses)
+    p.max_length = 0 if max_length is None else _c_int("max_length", max_length)
+    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
+        raise TypeError(f"length_penalty must be a number, found {type(length_penalty).__name__}")
+    p.length_penalty = float(length_penalty)
+    return p
+
+
+def _read_result(res, n: int) -> List[TranslationResult]:
+    """Copies an hw_result into Python objects and frees it."""
+    try:
+        out = []
+        h = ffi.new("hw_hypothesis*")
+        for i in range(n):
+            status = lib.hw_result_status(res, i)
+            if status != Status.OK:
+                out.append(TranslationResult([], error_for(
+                    status, to_str(lib.hw_result_error_message(res, i)))))
+                continue
+            hyps = []
+            for k in range(lib.hw_result_num_hypotheses(res, i)):
+                check(lib.hw_result_get_hypothesis(res, i, k, h))
+                hyps.append(Hypothesis(ffi.string(h.text).decode("utf-8", "replace"), h.score,
+                                       ffi.unpack(h.ids, h.length) if h.length else [],
+                                       bool(h.finished)))
+            out.append(TranslationResult(hyps))
+        return out
+    finally:
+        lib.hw_result_free(res)
+
+
+class _Decoder:
+    """ids -> text through hw_model_decode with a reused buffer."""
+
+    def __init__(self, model_handle):
+        self.model = model_handle
+        self.buf = ffi.new("char[]", 1024)
+        self.n = ffi.new("size_t*")
+
+    def __call__(self, ids, length: int) -> str:
+        check(lib.hw_model_decode(self.model, ids, length, self.buf, len(self.buf), self.n))
+        if self.n[0] >= len(self.buf):
+            self.buf = ffi.new("char[]", self.n[0] + 1)
+            check(lib.hw_model_decode(self.model, ids, length, self.buf, len(self.buf), self.n))
+        return ffi.unpack(self.buf, self.n[0]).decode("utf-8", "replace")

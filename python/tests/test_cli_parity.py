@@ -1,0 +1,67 @@
+"""The module gives exactly what headwise-translate and the C API give, on the shipped model
+and 200 test-split sentences: greedy and beam 4 texts and scores against the CLI's --json,
+4-best scores and ids against hw_translate (hw_c_nbest, exact floats), and translate_ids on
+Model.encode's ids against translate.
+
+Exact equality needs the same batches: headwise-translate translates its input 8 lines at a
+time (--batch 8), so the module is called the same way here; hw_c_nbest translates all lines
+in one call, so does the module for that comparison. Lines batched differently can differ in
+the last bits of a score (a one-row product runs another kernel than a many-row one)."""
+import json
+import subprocess
+
+import pytest
+
+import headwise
+from conftest import C_NBEST, TRANSLATE
+
+
+def cli(model, lines, *args):
+    r = subprocess.run([TRANSLATE, "-m", model, "--json", *args],
+                       input="\n".join(lines) + "\n", capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return [json.loads(l) for l in r.stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def translator(shipped):
+    return headwise.Translator(headwise.Model(shipped), max_beam=4)
+
+
+@pytest.mark.parametrize("beam,nbest", [(1, 1), (4, 4)])
+def test_same_as_the_cli(translator, shipped, test_sentences, beam, nbest):
+    want = cli(shipped, test_sentences, "--beam", str(beam), "--nbest", str(nbest))
+    got = [r for i in range(0, len(test_sentences), 8)  # as the CLI's --batch 8 reads them
+           for r in translator.translate(test_sentences[i:i + 8], beam_size=beam,
+                                         num_hypotheses=nbest)]
+    assert len(got) == len(want) == 200
+    differ = []
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.ok, g.error
+        mine = [(h.text, h.score, h.finished) for h in g]
+        theirs = [(t["text"], t["score"], t["finished"]) for t in w["translations"]]
+        if mine != theirs:
+            differ.append((i, test_sentences[i], mine, theirs))
+    assert not differ, f"{len(differ)} of 200 lines differ, first: {differ[0]}"
+
+
+def test_nbest_scores_equal_the_c_api(translator, shipped, test_sentences):
+    r = subprocess.run([C_NBEST, shipped, "4", "4"], input="\n".join(test_sentences) + "\n",
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    want = {}
+    for line in r.stdout.splitlines():
+        i, k, score, *ids = line.split()
+        want[(int(i), int(k))] = (float.fromhex(score), [int(x) for x in ids])
+    got = translator.translate(test_sentences, beam_size=4, num_hypotheses=4)
+    mine = {(i, k): (h.score, h.ids) for i, res in enumerate(got) for k, h in enumerate(res)}
+    assert len(mine) == len(want) == 200 * 4
+    assert mine == want
+
+
+def test_translate_ids_on_encoded_sentences(translator, test_sentences):
+    model = translator.model
+    sources = [model.encode(s) for s in test_sentences[:60]]
+    by_ids = translator.translate_ids(sources, beam_size=4, num_hypotheses=2)
+    by_text = translator.translate(test_sentences[:60], beam_size=4, num_hypotheses=2)
+    assert [[tuple(h) for h in r] for r in by_ids] == [[tuple(h) for h in r] for r in by_text]
