@@ -1,11 +1,16 @@
 #!/usr/bin/python3
 """Quality cost of each weight format: converts a checkpoint with headwise-convert --weights
-fp32|fp16|int8, translates the source side of a test split with headwise-translate (greedy,
-the same options for every format), and scores each against the references with the trainer's
-sacreBLEU-compatible BLEU and chrF (trainer/headwise_trainer/metrics.py).
+fp32|fp16|int8, translates the source side of a test split with the headwise runtime (its
+Python module, python/; greedy, the same options for every format, in batches of 16 lines as
+`headwise-translate --batch 16` reads them), and scores each against the references with the
+trainer's sacreBLEU-compatible BLEU and chrF (trainer/headwise_trainer/metrics.py).
 
     /usr/bin/python3 bench/bleu.py CHECKPOINT_DIR --convert BUILD/headwise-convert \
-        --translate BUILD/headwise-translate --src test.en --ref test.de [--out DIR] [--limit N]
+        [--translate BUILD/headwise-translate] --src test.en --ref test.de [--out DIR] [--limit N]
+
+--translate names the build whose module runs the models (a headwise-translate binary or a
+build directory; its python/ directory is used); default: `import headwise`, else
+build/default/python of this checkout.
 
 Prints a markdown table (BLEU, chrF, difference to fp32, share of lines identical to fp32, file
 size) and says whether int8 is within --bar BLEU (default 0.3) of fp32. --json writes the same.
@@ -20,6 +25,26 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "trainer"))
 from headwise_trainer.metrics import corpus_bleu, corpus_chrf  # noqa: E402
+from headwise_trainer.runtime_module import build_dir_of, import_headwise  # noqa: E402
+
+BATCH = 16  # lines per translate call, as the CLI's --batch 16 read them before
+
+
+def translate(headwise, model_path, src, beam, threads):
+    """The runtime's best translation of each line (line breaks inside a text become spaces,
+    as headwise-translate prints them); exits naming the failed lines, if any."""
+    translator = headwise.Translator(headwise.Model(model_path), threads=threads,
+                                     max_batch=BATCH, max_beam=beam)
+    hyps, failed = [], []
+    for start in range(0, len(src), BATCH):
+        for i, r in enumerate(translator.translate(src[start:start + BATCH], beam_size=beam),
+                              start):
+            if not r.ok:
+                failed.append(f"line {i + 1}: {r.error}")
+            hyps.append(r.text.replace("\n", " ").replace("\r", " ") if r.ok else "")
+    if failed:
+        sys.exit(f"bleu.py: {len(failed)} lines failed with {model_path}: " + "; ".join(failed[:5]))
+    return hyps
 
 
 def read(path, limit):
@@ -32,7 +57,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("checkpoint")
     p.add_argument("--convert", required=True)
-    p.add_argument("--translate", required=True)
+    p.add_argument("--translate", help="the headwise build to use (a headwise-translate binary "
+                                       "or build directory); default: import headwise")
     p.add_argument("--src", required=True)
     p.add_argument("--ref", required=True)
     p.add_argument("--formats", default="fp32,fp16,int8")
@@ -44,6 +70,7 @@ def main():
     p.add_argument("--bar", type=float, default=0.3)
     p.add_argument("--json")
     a = p.parse_args()
+    headwise = import_headwise(build_dir_of(a.translate) if a.translate else None)
     out = a.out or tempfile.mkdtemp(prefix="headwise_bleu_")
     os.makedirs(out, exist_ok=True)
     src, ref = read(a.src, a.limit), read(a.ref, a.limit)
@@ -56,12 +83,7 @@ def main():
         if a.keep_heads:
             cmd += ["--keep-heads", a.keep_heads]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        r = subprocess.run([a.translate, "-m", model, "--beam", str(a.beam), "--batch", "16",
-                            "--threads", str(a.threads)],
-                           input="\n".join(src) + "\n", capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(f"bleu.py: headwise-translate failed on {fmt}:\n{r.stderr[-2000:]}")
-        hyps = r.stdout.split("\n")[:len(src)]
+        hyps = translate(headwise, model, src, a.beam, a.threads)
         with open(os.path.join(out, f"hyp.{fmt}.txt"), "w", encoding="utf-8") as f:
             f.write("\n".join(hyps) + "\n")
         results.append({"format": fmt, "bleu": corpus_bleu(hyps, ref).score,

@@ -1,17 +1,23 @@
 #!/usr/bin/python3
 """The comparison a user would make: the same checkpoint in PyTorch eager fp32, PyTorch dynamic
-int8 (torch.ao.quantization.quantize_dynamic on nn.Linear) and headwise (headwise-translate,
-fp32 and any other converted formats), batch 1 greedy on the same source lines.
+int8 (torch.ao.quantization.quantize_dynamic on nn.Linear) and headwise (its Python module,
+python/: fp32 and any other converted formats), batch 1 greedy on the same source lines.
 
-    /usr/bin/python3 bench/compare_pytorch.py CHECKPOINT_DIR --translate BUILD/headwise-translate \
+    /usr/bin/python3 bench/compare_pytorch.py CHECKPOINT_DIR [--translate BUILD/headwise-translate] \
         --model fp32=m.hwm [--model int8=m.int8.hwm ...] --src test.en [--limit 100] [--threads 1]
 
-Each engine runs in its own process (peak RSS = that process's ru_maxrss, from wait4). Time is
-CPU time of translation only: PyTorch's thread_time around its greedy calls; headwise's process
-CPU time for all lines minus that of a run with one line (load and startup cancel out), per
-line. Wall time is printed too. The script checks that headwise fp32 and PyTorch fp32 produce
-the same translations (exit status 1 when more than --max-disagreement of lines differ).
-Timings are from this machine under its current load; compare ratios from one run.
+Each engine runs in its own Python process (peak RSS = that process's ru_maxrss, from wait4;
+for headwise that is the interpreter with the module, the model mapping and the translator,
+about 10 MiB of interpreter above what headwise-translate alone used). Time is CPU time of
+translation only: PyTorch's thread_time around its greedy calls; headwise's process_time
+(every thread of the process, the translator's pool included) around its translate calls, one
+line per call, with the same limits headwise-translate had (--batch 1, --max-len). Wall time
+is printed too. The script checks that headwise fp32 and PyTorch fp32 produce the same
+translations (exit status 1 when more than --max-disagreement of lines differ).
+--translate (or a --model's third field) names the headwise build to run: a headwise-translate
+binary or a build directory, whose python/ module is used; default: `import headwise`, else
+build/default/python. Timings are from this machine under its current load; compare ratios
+from one run.
 """
 import argparse
 import json
@@ -50,6 +56,23 @@ def torch_worker(args):
     print(json.dumps({"texts": texts, "cpu_s": cpu, "wall_s": wall}))
 
 
+def headwise_worker(args):
+    """Runs in a child process: translates the lines with the headwise module, prints JSON."""
+    sys.path.insert(0, TRAINER)
+    from headwise_trainer.runtime_module import import_headwise
+    headwise = import_headwise(args.build)
+    translator = headwise.Translator(headwise.Model(args.hwm), threads=args.threads, max_batch=1,
+                                     max_target_tokens=args.max_len)
+    texts, cpu, wall = [], 0.0, 0.0
+    for line in read_lines(args.src, args.limit):
+        c0, w0 = time.process_time(), time.perf_counter()
+        r = translator.translate([line])[0]
+        cpu += time.process_time() - c0
+        wall += time.perf_counter() - w0
+        texts.append(r.text if r.ok else "")
+    print(json.dumps({"texts": texts, "cpu_s": cpu, "wall_s": wall}))
+
+
 def read_lines(path, limit):
     with open(path, encoding="utf-8") as f:
         lines = [l.rstrip("\n") for l in f]
@@ -84,47 +107,57 @@ def run_torch(args, kind):
             "wall_ms": 1e3 * r["wall_s"] / n, "rss": rss}
 
 
-def run_headwise(args, label, model, translate):
-    lines = read_lines(args.src, args.limit)
-    base = [translate, "-m", model, "--json", "--batch", "1", "--threads", str(args.threads),
-            "--max-len", str(args.max_len)]
-    out, cpu_all, rss, _ = run_child(base, "\n".join(lines) + "\n")
-    _, cpu_one, _, _ = run_child(base, lines[0] + "\n")
-    rows = [json.loads(l) for l in out.splitlines() if l.strip()]
-    texts = [r["translations"][0]["text"] if "translations" in r else "" for r in rows]
-    wall = sum(r.get("timing", {}).get("batch_ms", 0.0) for r in rows)
-    n = len(texts)
-    return {"engine": f"headwise {label}", "texts": texts,
-            "cpu_ms": 1e3 * (cpu_all - cpu_one) / max(1, n - 1), "wall_ms": wall / n, "rss": rss}
+def run_headwise(args, label, model, build):
+    cmd = [sys.executable, os.path.abspath(__file__), args.checkpoint, "--worker", "headwise",
+           "--hwm", model, "--src", args.src, "--limit", str(args.limit), "--threads",
+           str(args.threads), "--max-len", str(args.max_len)]
+    if build:
+        cmd += ["--build", build]
+    out, _, rss, _ = run_child(cmd)
+    r = json.loads(out)
+    n = len(r["texts"])
+    return {"engine": f"headwise {label}", "texts": r["texts"], "cpu_ms": 1e3 * r["cpu_s"] / n,
+            "wall_ms": 1e3 * r["wall_s"] / n, "rss": rss}
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("checkpoint")
-    p.add_argument("--translate", help="headwise-translate binary")
+    p.add_argument("--translate", help="the headwise build to run (its headwise-translate "
+                                       "binary or build directory); default: import headwise")
     p.add_argument("--model", action="append", default=[], metavar="LABEL=PATH[=TRANSLATE]",
                    help="a converted model, e.g. fp32=m.hwm (fp32 is compared for agreement); "
-                        "a third field runs it with another headwise-translate binary (e.g. a "
-                        "build of the previous commit, to compare both in one run)")
+                        "a third field runs it with another build (its headwise-translate or "
+                        "build directory, e.g. a build of the previous commit, to compare both "
+                        "in one run)")
     p.add_argument("--src", required=True)
     p.add_argument("--limit", type=int, default=100)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--max-len", type=int, default=128)
     p.add_argument("--max-disagreement", type=float, default=0.02)
     p.add_argument("--json", help="also write the results here")
-    p.add_argument("--worker", choices=["torch-fp32", "torch-int8"], help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=["torch-fp32", "torch-int8", "headwise"],
+                   help=argparse.SUPPRESS)
+    p.add_argument("--hwm", help=argparse.SUPPRESS)
+    p.add_argument("--build", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.worker == "headwise":
+        headwise_worker(args)
+        return 0
     if args.worker:
         torch_worker(args)
         return 0
-    if not args.model or not all(args.translate or m.count("=") >= 2 for m in args.model):
-        p.error("at least one --model, and --translate unless every --model names its binary")
+    if not args.model:
+        p.error("at least one --model")
+    sys.path.insert(0, TRAINER)
+    from headwise_trainer.runtime_module import build_dir_of
 
     results = [run_torch(args, "torch-fp32"), run_torch(args, "torch-int8")]
     for spec in args.model:
         label, _, rest = spec.partition("=")
         path, _, translate = rest.partition("=")
-        results.append(run_headwise(args, label, path, translate or args.translate))
+        build = translate or args.translate
+        results.append(run_headwise(args, label, path, build_dir_of(build) if build else None))
     torch_fp32 = results[0]
     n = len(torch_fp32["texts"])
     print(f"{n} lines of {args.src}, batch 1 greedy (max {args.max_len} tokens), "

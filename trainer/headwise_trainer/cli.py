@@ -302,9 +302,19 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("evaluate", help="BLEU and chrF on a corpus split",
                        description="Translate a split (greedy or beam) and score it with BLEU "
                        "and chrF computed as sacreBLEU 2.x does. Gated models use test-time "
-                       "gates (log_alpha > 0) unless --no-gates.")
-    e.add_argument("--model", required=True,
+                       "gates (log_alpha > 0) unless --no-gates. --hwm scores a converted "
+                       "model with the headwise runtime (its Python module, python/) the same "
+                       "way; with --model too, both and their difference.")
+    e.add_argument("--model",
                    help="run directory, ckpt-*.pt file, or exported checkpoint directory")
+    e.add_argument("--hwm", metavar="MODEL.hwm",
+                   help="a converted model, translated by the headwise runtime with the same "
+                        "length-sorted chunks (--batch-size) and maximum lengths as PyTorch")
+    e.add_argument("--hwm-input", choices=["text", "ids"], default="text",
+                   help="--hwm translates the source text with the model's own tokenizer "
+                        "(default) or the trainer's source ids (needs --vocab or --model)")
+    e.add_argument("--hwm-hyps", help="write the runtime's translations to this file "
+                                      "(with --hwm alone, --hyps does)")
     e.add_argument("--data", required=True, help="corpus directory")
     e.add_argument("--vocab", help="vocabulary directory (default: the run's / checkpoint's)")
     e.add_argument("--split", default="test", choices=["train", "dev", "test"])

@@ -23,7 +23,8 @@ class EvalError(ValueError):
 
 
 def decode_max_len(model: MarianMTModel, src_len: int, a: float = 1.5, b: int = 10) -> int:
-    return max(1, min(model.config.max_position_embeddings, int(a * src_len) + b))
+    from .hwm_eval import max_len_for  # the same rule for the runtime (evaluate --hwm)
+    return max_len_for(model.config.max_position_embeddings, src_len, a, b)
 
 
 def translate_ids(model: MarianMTModel, sources: Sequence[Sequence[int]], beam: int = 1,
@@ -84,6 +85,13 @@ def parse_mask_specs(specs: Sequence[str], model: MarianMTModel) -> Dict[str, Li
 
 
 def run_evaluate(args, log=print) -> dict:
+    """PyTorch (--model), the headwise runtime (--hwm), or both with their difference."""
+    hwm = getattr(args, "hwm", None)
+    if not args.model and not hwm:
+        raise EvalError("evaluate: expected --model (PyTorch), --hwm (the headwise runtime) or "
+                        "both; found neither")
+    if not args.model:
+        return _finish(args, log, _run_hwm(args, log, None))
     torch.set_num_threads(args.threads)
     model, vocab_dir, what = load_model(args.model)
     vocab = Vocab.load(args.vocab or vocab_dir or "")
@@ -118,6 +126,46 @@ def run_evaluate(args, log=print) -> dict:
     if args.hyps:
         with open(args.hyps, "w", encoding="utf-8") as f:
             f.writelines(h + "\n" for h in hyps)
+    if not hwm:
+        return _finish(args, log, result)
+    from .hwm_eval import difference
+    runtime = _run_hwm(args, log, (vocab, split, n))
+    both = {"pytorch": result, "headwise": runtime,
+            "difference": difference(result, runtime, hyps, runtime.pop("_hyps"))}
+    return _finish(args, log, both)
+
+
+def _run_hwm(args, log, pytorch_split) -> dict:
+    """The --hwm evaluation; `pytorch_split` is (trainer vocab, encoded split, n) when --model
+    ran too (then the runtime gets the same sentences and the same chunks), else None."""
+    from .batching import read_split
+    from .hwm_eval import evaluate_hwm
+    if pytorch_split is not None:
+        _, split, n = pytorch_split
+        texts, refs, sources = split.src_text[:n], split.tgt_text[:n], split.src[:n]
+    else:
+        texts, refs, _ = read_split(args.data, args.split)
+        sources = None
+        if args.vocab:
+            split = encode_split(Vocab.load(args.vocab), args.data, args.split)
+            texts, refs, sources = split.src_text, split.tgt_text, split.src
+        n = min(args.limit, len(texts)) if args.limit else len(texts)
+        texts, refs = texts[:n], refs[:n]
+        sources = sources[:n] if sources is not None else None
+    if args.hwm_input == "ids" and sources is None:
+        raise EvalError("--hwm-input ids translates the trainer's source ids: give --vocab "
+                        "(or --model)")
+    result, hyps = evaluate_hwm(args, texts, refs, sources, args.split, log)
+    hyps_path = args.hwm_hyps or (args.hyps if pytorch_split is None else None)
+    if hyps_path:
+        with open(hyps_path, "w", encoding="utf-8") as f:
+            f.writelines(h + "\n" for h in hyps)
+    if pytorch_split is not None:
+        result["_hyps"] = hyps
+    return result
+
+
+def _finish(args, log, result: dict) -> dict:
     log(json.dumps(result, indent=2, ensure_ascii=False))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
