@@ -170,6 +170,11 @@ class Translator:
         """One line on why, e.g. "f32: the CPU has no fp16 arithmetic ..."."""
         return to_str(lib.hw_translator_precision_note(self._live()))
 
+    @property
+    def kernel_paths(self) -> str:
+        """The kernels the matrix products run on this CPU, e.g. "int8: avx2"."""
+        return to_str(lib.hw_translator_kernel_paths(self._live()))
+
     # -- translation --------------------------------------------------------------------
     def translate(self, texts: Iterable[Union[str, bytes]], beam_size: int = 1,
                   num_hypotheses: int = 1, max_length: Optional[int] = None,

@@ -160,9 +160,10 @@ def test_translator_limits_precision_and_repr(tiny, shipped):
     t = headwise.Translator(m, threads=2, max_batch=3, max_beam=2)
     assert t.limits == headwise.TranslatorLimits(3, 256, 256, 2, 2, 0, "auto")
     assert t.precision == "f32" and t.precision_note.startswith("f32")
+    assert t.kernel_paths.startswith("fp32: ")
     assert "threads=2" in repr(t)
-    small = headwise.Model(shipped)
-    assert headwise.Translator(small).precision == "int8"
+    small = headwise.Translator(headwise.Model(shipped))
+    assert small.precision == "int8" and small.kernel_paths.startswith("int8: ")
     # More lines than max_batch: the runtime splits them; results keep the input order.
     lines = [f"Open the file {i}." for i in range(7)]
     assert [r.text for r in t.translate(lines)] == [t.translate([l])[0].text for l in lines]
