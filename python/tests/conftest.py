@@ -6,7 +6,7 @@ after `cmake --build --preset default` and `ctest --preset default -R api.make_t
 (which writes the tiny test models), with build/default as the default build directory.
 """
 import os
-import subprocess
+import pathlib
 
 import pytest
 
@@ -48,21 +48,16 @@ def shipped():
 
 
 @pytest.fixture(scope="session")
-def corpus(tmp_path_factory):
-    """The corpus `headwise-train data` builds from the gettext catalogs of the installed
-    corpus packages (scripts/setup.sh installs them)."""
-    out = tmp_path_factory.mktemp("corpus")
-    r = subprocess.run([PYTHON, os.path.join(SOURCE, "trainer", "headwise-train"), "data",
-                        "--lang", "de", "--out", str(out), "--no-install"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, f"headwise-train data failed:\n{r.stdout}\n{r.stderr}"
-    return out
+def corpus():
+    """A corpus directory (manifest.json, test.en, test.de) with the first 200 pairs of the
+    en-de test split (data/en-de-test/manifest.json says where they come from)."""
+    return pathlib.Path(__file__).parent / "data" / "en-de-test"
 
 
 @pytest.fixture(scope="session")
 def test_sentences(corpus):
-    """The first 200 lines of the corpus' test split."""
+    """The 200 test-split sentences."""
     with open(corpus / "test.en", encoding="utf-8") as f:
         lines = f.read().split("\n")[:-1]
-    assert len(lines) >= 200, f"the test split has {len(lines)} lines"
-    return lines[:200]
+    assert len(lines) == 200, f"{corpus}/test.en has {len(lines)} lines"
+    return lines
