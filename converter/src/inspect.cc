@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "common/mapped_file.h"
@@ -43,36 +44,15 @@ std::string Hex64(uint64_t v) {
 struct Layout {
   ModelConfig config;
   std::vector<BlockLayout> blocks;  // in file order, one per m.attention() entry
+  ModelNotes notes;                 // gates, analysis, provenance (checked by NotesFromSchema)
 };
 
 // Layout rules on top of the structural verification: blocks (with their gate and analysis
-// lengths) and tensor names/shapes.
+// lengths: NotesFromSchema) and tensor names/shapes.
 Result<Layout> CheckLayout(const sc::Model& m, const sc::ModelConfig& config) {
   HW_ASSIGN_OR_RETURN(const ModelConfig layout, ConfigFromSchema(config));
   HW_ASSIGN_OR_RETURN(std::vector<BlockLayout> blocks, BlocksFromSchema(m));
-  const std::vector<const sc::AttentionBlock*> tables = Tables(m.attention());
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    const BlockLayout& b = blocks[i];
-    const sc::AttentionBlock* a = tables[i];
-    const size_t gates = Vec(a->gate_log_alpha()).size();
-    if (gates != 0 && gates != b.original_num_heads) {
-      return InvalidModel(BlockDescription(b.kind, b.layer) + ": " + std::to_string(gates) +
-                          " gate values for " + std::to_string(b.original_num_heads) +
-                          " source heads");
-    }
-    const std::vector<const sc::HeadAnalysis*> analysis = Tables(a->analysis());
-    if (!analysis.empty() && analysis.size() != b.original_num_heads) {
-      return InvalidModel(BlockDescription(b.kind, b.layer) + ": analysis of " +
-                          std::to_string(analysis.size()) + " heads for " +
-                          std::to_string(b.original_num_heads) + " source heads");
-    }
-    for (size_t h = 0; h < analysis.size(); ++h) {
-      if (analysis[h] == nullptr || analysis[h]->source_head() != h) {
-        return InvalidModel(BlockDescription(b.kind, b.layer) + ": analysis entry " +
-                            std::to_string(h) + " is not for source head " + std::to_string(h));
-      }
-    }
-  }
+  HW_ASSIGN_OR_RETURN(ModelNotes notes, NotesFromSchema(m, blocks));
   HW_RETURN_IF_ERROR(ValidateLayout(layout, blocks));
   std::map<std::string, std::vector<uint32_t>> found;
   for (const sc::Tensor* t : Tables(m.tensors())) {
@@ -94,7 +74,7 @@ Result<Layout> CheckLayout(const sc::Model& m, const sc::ModelConfig& config) {
     return InvalidModel(std::to_string(found.size() - expected.size()) +
                         " tensor(s) not part of the layout");
   }
-  return Layout{layout, std::move(blocks)};
+  return Layout{layout, std::move(blocks), std::move(notes)};
 }
 
 json ConfigJson(const ModelConfig& c) {
@@ -122,19 +102,17 @@ json ConfigJson(const ModelConfig& c) {
 json Stat(float v) { return std::isnan(v) ? json() : json(v); }
 
 // One entry per source head, or an empty array when the block has no analysis.
-json AnalysisJson(const sc::AttentionBlock& a) {
-  const std::vector<uint32_t> kept = Vec(a.kept_heads());
+json AnalysisJson(const BlockLayout& b, const std::vector<HeadAnalysisSpec>& analysis) {
   json heads = json::array();
-  for (const sc::HeadAnalysis* h : Tables(a.analysis())) {
-    std::vector<std::string> roles;
-    for (const flatbuffers::String* r : Tables(h->roles())) roles.push_back(Str(r));
-    const bool is_kept = std::find(kept.begin(), kept.end(), h->source_head()) != kept.end();
-    heads.push_back({{"head", h->source_head()},
+  for (const HeadAnalysisSpec& h : analysis) {
+    const bool is_kept =
+        std::find(b.kept_heads.begin(), b.kept_heads.end(), h.source_head) != b.kept_heads.end();
+    heads.push_back({{"head", h.source_head},
                      {"kept", is_kept},
-                     {"relevance", Stat(h->relevance())},
-                     {"confidence", Stat(h->confidence())},
-                     {"michel", Stat(h->michel())},
-                     {"roles", roles}});
+                     {"relevance", Stat(h.relevance)},
+                     {"confidence", Stat(h.confidence)},
+                     {"michel", Stat(h.michel)},
+                     {"roles", h.roles}});
   }
   return heads;
 }
@@ -172,6 +150,7 @@ Result<json> InspectModelFile(const std::string& path) {
   report["format_version"] = m.format_version();
   report["config"] = ConfigJson(layout.config);
 
+  const ModelNotes& notes = layout.notes;
   json attention = json::array();
   uint64_t kept = 0, total = 0;
   const std::vector<const sc::AttentionBlock*> blocks = Tables(m.attention());
@@ -185,16 +164,16 @@ Result<json> InspectModelFile(const std::string& path) {
                          {"original_num_heads", a->original_num_heads()},
                          {"head_dim", a->head_dim()},
                          {"kept_heads", Vec(a->kept_heads())},
-                         {"gate_log_alpha", Vec(a->gate_log_alpha())},
-                         {"analysis", AnalysisJson(*a)}});
+                         {"gate_log_alpha", notes.gate_log_alpha[i]},
+                         {"analysis", AnalysisJson(layout.blocks[i], notes.head_analysis[i])}});
     kept += a->num_heads();
     total += a->original_num_heads();
   }
   report["attention"] = attention;
-  if (const sc::AnalysisInfo* info = m.analysis(); info != nullptr) {
-    report["analysis"] = {{"relevance_rule", Str(info->relevance_rule())},
-                          {"data", Str(info->data())},
-                          {"analysis_sha256", Str(info->analysis_sha256())}};
+  if (const std::optional<AnalysisInfoSpec>& info = notes.analysis_info; info.has_value()) {
+    report["analysis"] = {{"relevance_rule", info->relevance_rule},
+                          {"data", info->data},
+                          {"analysis_sha256", info->analysis_sha256}};
   } else {
     report["analysis"] = nullptr;
   }
@@ -220,13 +199,11 @@ Result<json> InspectModelFile(const std::string& path) {
       {"target_spm_bytes", tok && tok->target_spm() ? tok->target_spm()->size() : 0},
       {"vocab_size", tok && tok->vocab() ? tok->vocab()->size() : 0}};
 
-  const sc::Provenance* p = m.provenance();
-  report["provenance"] = {
-      {"source_checkpoint_sha256", p ? Str(p->source_checkpoint_sha256()) : ""},
-      {"source_checkpoint_name", p ? Str(p->source_checkpoint_name()) : ""},
-      {"converter_version", p ? Str(p->converter_version()) : ""},
-      {"keep_heads_spec", p ? Str(p->keep_heads_spec()) : ""},
-      {"source_dtype", p ? Str(p->source_dtype()) : ""}};
+  report["provenance"] = {{"source_checkpoint_sha256", notes.source_checkpoint_sha256},
+                          {"source_checkpoint_name", notes.source_checkpoint_name},
+                          {"converter_version", notes.converter_version},
+                          {"keep_heads_spec", notes.keep_heads_spec},
+                          {"source_dtype", notes.source_dtype}};
   return report;
 }
 

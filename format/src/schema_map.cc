@@ -1,5 +1,6 @@
 #include "format/schema_map.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -107,6 +108,92 @@ Result<std::vector<BlockLayout>> BlocksFromSchema(const sc::Model& m) {
     blocks.push_back(std::move(b));
   }
   return blocks;
+}
+
+Result<ModelNotes> NotesFromSchema(const sc::Model& m, const std::vector<BlockLayout>& blocks) {
+  const auto str = [](const flatbuffers::String* v) {
+    return v != nullptr ? v->str() : std::string();
+  };
+  const auto* attention = m.attention();
+  const size_t count = attention != nullptr ? attention->size() : 0;
+  if (count != blocks.size()) {
+    return InvalidModel(std::to_string(count) + " attention blocks in the file, " +
+                        std::to_string(blocks.size()) + " described");
+  }
+  ModelNotes notes;
+  notes.gate_log_alpha.resize(count);
+  notes.head_analysis.resize(count);
+  for (flatbuffers::uoffset_t i = 0; i < count; ++i) {
+    const sc::AttentionBlock* a = attention->Get(i);
+    const BlockLayout& b = blocks[i];
+    const std::string where = BlockDescription(b.kind, b.layer);
+    if (a == nullptr) return InvalidModel(where + " is missing");
+    const size_t heads = b.original_num_heads;
+    if (const auto* gates = a->gate_log_alpha(); gates != nullptr && gates->size() != 0) {
+      if (gates->size() != heads) {
+        return InvalidModel(where + ": " + std::to_string(gates->size()) + " gate values for " +
+                            std::to_string(heads) + " source heads");
+      }
+      notes.gate_log_alpha[i].assign(gates->begin(), gates->end());
+    }
+    const auto* analysis = a->analysis();
+    if (analysis == nullptr || analysis->size() == 0) continue;
+    if (analysis->size() != heads) {
+      return InvalidModel(where + ": analysis of " + std::to_string(analysis->size()) +
+                          " heads for " + std::to_string(heads) + " source heads");
+    }
+    std::vector<HeadAnalysisSpec>& out = notes.head_analysis[i];
+    out.reserve(heads);
+    for (flatbuffers::uoffset_t h = 0; h < analysis->size(); ++h) {
+      const sc::HeadAnalysis* e = analysis->Get(h);
+      if (e == nullptr || e->source_head() != h) {
+        return InvalidModel(where + ": analysis entry " + std::to_string(h) +
+                            " is not for source head " + std::to_string(h));
+      }
+      HeadAnalysisSpec spec;
+      spec.source_head = h;
+      spec.relevance = e->relevance();
+      spec.confidence = e->confidence();
+      spec.michel = e->michel();
+      if (const auto* roles = e->roles(); roles != nullptr) {
+        for (const flatbuffers::String* r : *roles) spec.roles.push_back(str(r));
+      }
+      out.push_back(std::move(spec));
+    }
+  }
+  if (const sc::AnalysisInfo* info = m.analysis(); info != nullptr) {
+    notes.analysis_info = AnalysisInfoSpec{str(info->relevance_rule()), str(info->data()),
+                                           str(info->analysis_sha256())};
+  }
+  if (const sc::Provenance* p = m.provenance(); p != nullptr) {
+    notes.source_checkpoint_sha256 = str(p->source_checkpoint_sha256());
+    notes.source_checkpoint_name = str(p->source_checkpoint_name());
+    notes.converter_version = str(p->converter_version());
+    notes.keep_heads_spec = str(p->keep_heads_spec());
+    notes.source_dtype = str(p->source_dtype());
+  }
+  return notes;
+}
+
+Result<std::optional<WeightFormat>> WeightFormatFromSchema(const sc::Model& m) {
+  std::optional<DType> found;
+  if (const auto* tensors = m.tensors(); tensors != nullptr) {
+    for (const sc::Tensor* t : *tensors) {
+      if (t == nullptr || t->shape() == nullptr || t->shape()->size() != 2) continue;
+      if (t->name() != nullptr && t->name()->string_view() == "final_logits_bias") continue;
+      Result<DType> dtype = FromSchema(t->dtype());
+      if (!dtype.ok()) {
+        return dtype.status().WithContext(t->name() != nullptr ? t->name()->str() : "a tensor");
+      }
+      if (found.has_value() && *found != *dtype) return std::optional<WeightFormat>();
+      found = *dtype;
+    }
+  }
+  if (!found.has_value()) return std::optional<WeightFormat>(WeightFormat::kF32);
+  for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kF16, WeightFormat::kI8}) {
+    if (MatrixDType(f) == *found) return std::optional<WeightFormat>(f);
+  }
+  return std::optional<WeightFormat>();
 }
 
 }  // namespace headwise

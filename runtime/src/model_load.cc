@@ -13,7 +13,6 @@
 #include "format/model_file.h"
 #include "headwise/headwise.hpp"
 #include "headwise_generated.h"
-#include "model_describe.h"
 #include "model_impl.h"
 #include "model_verify.h"
 #include "tokenizer.h"
@@ -62,7 +61,6 @@ Status Populate(const uint8_t* bytes, size_t size, const LoadOptions& options, M
   impl->base = bytes;
   impl->size = size;
   HW_RETURN_IF_ERROR(BindModel(view, impl));
-  HW_RETURN_IF_ERROR(DescribeModel(*view.model, &impl->info));
   impl->info.file_bytes = size;
   HW_RETURN_IF_ERROR(CreateTokenizer(*view.model, impl));
   impl->info.has_tokenizer = impl->tokenizer != nullptr;

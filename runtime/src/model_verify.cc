@@ -8,6 +8,7 @@
 
 #include "format/model_layout.h"
 #include "format/schema_map.h"
+#include "model_describe.h"
 
 namespace headwise {
 namespace {
@@ -245,7 +246,7 @@ Status BindModel(const ModelFileView& file, Model::Impl* impl) {
     info.attention.push_back(std::move(a));
   }
   info.weight_bytes = file.data_size;
-  return Status::Ok();
+  return DescribeModel(m, blocks, &info);
 }
 
 }  // namespace headwise

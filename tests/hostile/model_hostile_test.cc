@@ -435,14 +435,14 @@ TEST(HostileModel, GatesAndAnalysisOfTheWrongLengthOrOrder) {
   ASSERT_NE(dec_self->gate_log_alpha(), nullptr);
   gates.SetLength(dec_self->gate_log_alpha(), 3);
   ExpectError(gates.Load(), ErrorCode::kInvalidModel,
-              "model.decoder.layers.0.self_attn: 3 gate values for 4 source heads");
+              "decoder self-attention layer 0: 3 gate values for 4 source heads");
   ModelImage analysis(described());
   const schema::AttentionBlock* cross = analysis.Block(2);
   ASSERT_NE(cross, nullptr);
   ASSERT_NE(cross->analysis(), nullptr);
   analysis.SetLength(cross->analysis(), 2);
   ExpectError(analysis.Load(), ErrorCode::kInvalidModel,
-              "model.decoder.layers.0.encoder_attn: analysis of 2 heads for 4 source heads");
+              "decoder cross-attention layer 0: analysis of 2 heads for 4 source heads");
   ModelImage order(described());
   const schema::AttentionBlock* enc = order.Block(0);
   ASSERT_NE(enc, nullptr);
@@ -452,7 +452,7 @@ TEST(HostileModel, GatesAndAnalysisOfTheWrongLengthOrOrder) {
   const schema::HeadAnalysis* second = heads->Get(1);
   ASSERT_TRUE(order.Patch<uint32_t>(second, schema::HeadAnalysis::VT_SOURCE_HEAD, 0));
   ExpectError(order.Load(), ErrorCode::kInvalidModel,
-              "model.encoder.layers.0.self_attn: analysis entry 1 is not for source head 1");
+              "encoder self-attention layer 0: analysis entry 1 is not for source head 1");
 }
 
 }  // namespace
