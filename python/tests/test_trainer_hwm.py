@@ -63,6 +63,8 @@ def test_evaluate_hwm(corpus, tmp_path):
         refs = f.read().split("\n")[:40]
     assert len(lines) == 40 and sum(bool(l) for l in lines) > 30
     assert result["bleu"] == round(corpus_bleu(lines, refs).score, 2)  # the trainer's BLEU code
+    buckets = result["by_source_length"]  # as the PyTorch evaluation: each sentence in one bucket
+    assert buckets and sum(b["sentences"] for b in buckets.values()) == 40
     # The trainer's source ids instead of the runtime's tokenizer: the same sentences.
     ids = json.loads(train("evaluate", "--hwm", SHIPPED, "--data", str(corpus), "--limit", "40",
                            "--threads", "1", "--vocab", CHECKPOINT, "--hwm-input", "ids")
@@ -81,7 +83,8 @@ def test_evaluate_runtime_against_pytorch_is_one_command(corpus, tmp_path):
     assert diff["identical_lines"].endswith("/30")
     alone = json.loads(train("evaluate", "--model", CHECKPOINT, "--data", str(corpus),
                              "--limit", "30", "--threads", "1").stdout)
-    for key in ("bleu", "chrf", "sentences", "search", "gates", "heads_kept"):
+    assert set(hw["by_source_length"]) == set(pt["by_source_length"])
+    for key in ("bleu", "chrf", "sentences", "search", "gates", "heads_kept", "by_source_length"):
         assert pt[key] == alone[key], key  # --hwm leaves the PyTorch evaluation as it was
 
 

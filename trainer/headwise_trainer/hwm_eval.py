@@ -8,7 +8,7 @@ import time
 from typing import List, Optional, Sequence, Tuple
 
 from .batching import length_sorted_chunks
-from .metrics import corpus_bleu, corpus_chrf
+from .metrics import corpus_bleu, corpus_chrf, scores_by_length
 
 
 def max_len_for(positions: int, src_len: int, a: float = 1.5, b: int = 10) -> int:
@@ -79,7 +79,9 @@ def evaluate_hwm(args, texts: Sequence[str], refs: Sequence[str],
               "search": "greedy" if args.beam <= 1 else f"beam {args.beam}",
               "input": args.hwm_input, "failed_lines": len(failed),
               "bleu": round(bleu.score, 2), "bleu_detail": str(bleu),
-              "chrf": round(corpus_chrf(hyps, refs), 2), "decode_seconds": round(seconds, 1)}
+              "chrf": round(corpus_chrf(hyps, refs), 2),
+              "by_source_length": scores_by_length(texts, hyps, refs),
+              "decode_seconds": round(seconds, 1)}
     if agreement is not None:
         result["source_ids_as_trainer"] = f"{agreement}/{len(texts)}"
     return result, hyps
