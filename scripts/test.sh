@@ -2,7 +2,8 @@
 # Sets everything up and runs every test: installs the Debian packages (scripts/setup.sh),
 # configures and builds with the default preset, then runs ctest (C++ GoogleTest suites,
 # the C compile test, CLI tests, end-to-end runtime-vs-PyTorch tests and the pytest suite),
-# then builds the aarch64 cross build and runs the C++ suite again under qemu-user, then the
+# then builds the aarch64 cross build and runs the C++ suite again under qemu-user (and the
+# armhf int8 kernel checks under qemu-arm), then the
 # sanitizer checks: the concurrency tests under ThreadSanitizer (tsan preset), each libFuzzer
 # target for 30 s (fuzz/run.sh), and the hostile-model tests and fuzz replays in that
 # AddressSanitizer + UBSan build. The whole suite under ASan + UBSan is the asan-ubsan preset
@@ -18,6 +19,10 @@ ctest --preset default -j"$(nproc)" --timeout 900
 # The aarch64 suite: cross-compiled into build/cross-aarch64 against a sysroot of Debian's arm64
 # packages, every C++ test run under qemu-user (platforms/README.md; setup.sh --arm inside).
 bash platforms/cross.sh aarch64 test
+# armhf: only the int8 kernel checks (platforms.int8_kernels/cli.armhf-*: the NEON armv7 family
+# against the reference loops under qemu-arm -cpu cortex-a7, and --verbose naming it); the whole
+# armhf suite is run by hand (platforms/README.md, time).
+bash platforms/cross.sh armhf int8
 # ThreadSanitizer: 8 Translators sharing one Model (tests/concurrency).
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -- -j"$(nproc)"
