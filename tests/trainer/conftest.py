@@ -1,8 +1,18 @@
-"""Shared fixtures of the trainer tests: small random MarianMT models with non-trivial weights."""
+"""Shared fixtures of the trainer tests: small random MarianMT models with non-trivial weights,
+and the torch state every test starts from.
 
+Torch threads: HEADWISE_TEST_THREADS (default 1), set here and nowhere else; the tests pass the
+same count to the CLIs they run in-process (`--threads`, whose default is 2), and `torch_state`
+puts it back before and after every test, so no test sees another's setting. Run the suite with
+HEADWISE_TEST_THREADS=2 to check that nothing depends on the thread count.
+"""
+
+import os
+import random
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -11,7 +21,41 @@ sys.path.insert(0, str(ROOT / "trainer"))
 
 from headwise_trainer import MarianConfig, MarianMTModel  # noqa: E402
 
-torch.set_num_threads(1)
+THREADS = int(os.environ.get("HEADWISE_TEST_THREADS", "1"))
+torch.set_num_threads(THREADS)
+_BASELINE = dict(dtype=torch.get_default_dtype(), grad=torch.is_grad_enabled(),
+                 deterministic=torch.are_deterministic_algorithms_enabled(),
+                 anomaly=torch.is_anomaly_enabled(), torch_rng=torch.get_rng_state(),
+                 numpy_rng=np.random.get_state(), python_rng=random.getstate())
+
+
+def _reset_torch_state():
+    torch.set_num_threads(THREADS)
+    torch.set_default_dtype(_BASELINE["dtype"])
+    torch.set_grad_enabled(_BASELINE["grad"])
+    torch.use_deterministic_algorithms(_BASELINE["deterministic"])
+    torch.set_anomaly_enabled(_BASELINE["anomaly"])
+    torch.set_rng_state(_BASELINE["torch_rng"])
+    np.random.set_state(_BASELINE["numpy_rng"])
+    random.setstate(_BASELINE["python_rng"])
+
+
+@pytest.fixture(autouse=True)
+def torch_state():
+    """Every test starts from the same process-wide state, whatever ran before it (a module
+    fixture or an earlier test calling a CLI that sets --threads): THREADS torch threads, the
+    default dtype, grad mode, deterministic-algorithms and anomaly flags, and the global RNGs of
+    torch, numpy and random as they were when this file was imported (so unseeded draws do not
+    depend on the order of tests). After the test the same state is put back, and the
+    environment and working directory are restored."""
+    _reset_torch_state()
+    env, cwd = dict(os.environ), os.getcwd()
+    yield
+    _reset_torch_state()
+    if dict(os.environ) != env:
+        os.environ.clear()
+        os.environ.update(env)
+    os.chdir(cwd)
 
 
 def small_config(**overrides) -> MarianConfig:

@@ -16,10 +16,10 @@ from headwise_trainer.gates import attach_gates, gates
 from headwise_trainer.model import MarianMTModel
 from headwise_trainer.spm_vocab import Vocab
 
+from conftest import THREADS
 from test_analysis_stats import SAMPLE
 from word_corpus import build_word_corpus
 
-torch.set_num_threads(1)
 
 EN = ["the", "old", "user", "opens", "a", "long", "file", "quickly", "window", "closes"]
 DE = ["der", "alte", "Benutzer", "öffnet", "eine", "lange", "Datei", "schnell", "Fenster",
@@ -63,7 +63,7 @@ def setup(tmp_path_factory):
 def analyze(*argv):
     parser = argparse.ArgumentParser()
     analyze_cli.register(parser.add_subparsers())
-    args = parser.parse_args(["analyze", "--threads", "1", *map(str, argv)])
+    args = parser.parse_args(["analyze", "--threads", str(THREADS), *map(str, argv)])
     return args.func(args, log=lambda *_: None)
 
 

@@ -15,6 +15,7 @@ from headwise_trainer.config import MarianConfig  # noqa: E402
 from headwise_trainer.import_model import load_start_model  # noqa: E402
 from headwise_trainer.model import MarianMTModel  # noqa: E402
 from headwise_trainer.train import TrainError, run_training  # noqa: E402
+from conftest import THREADS  # noqa: E402
 from test_train import corpus, ckpt_state, train_args  # noqa: E402,F401
 
 SPEC = "enc.0=1,3; enc.1=none; dec.0=2; cross.0=0-1,3"
@@ -95,7 +96,7 @@ def test_evaluate_and_export_read_a_layout_run(corpus, tmp_path):
                  log=lambda *_: None)
     args = cli.build_parser().parse_args(
         ["evaluate", "--model", str(tmp_path / "r"), "--data", str(corpus / "data"),
-         "--split", "dev", "--threads", "1"])
+         "--split", "dev", "--threads", str(THREADS)])
     result = run_evaluate(args, log=lambda *_: None)
     assert result["gates"] == "test-time"
     run_export(cli.build_parser().parse_args(

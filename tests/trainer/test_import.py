@@ -16,7 +16,6 @@ from headwise_trainer.checkpoint import CheckpointError, export_checkpoint  # no
 from headwise_trainer.gates import attach_gates, gates, head_layout  # noqa: E402
 from headwise_trainer.import_model import load_start_model  # noqa: E402
 
-torch.set_num_threads(1)
 
 IDS = torch.tensor([[5, 6, 7, 8, 0], [9, 10, 0, 59, 59]])
 MASK = (IDS != 59).long()

@@ -23,12 +23,12 @@ from headwise_trainer.prune import PruneError, penalty, run_prune  # noqa: E402
 from headwise_trainer.prune_eval import pruning_run_facts, run_prune_eval  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
+from conftest import THREADS  # noqa: E402
 from word_corpus import build_word_corpus  # noqa: E402
 from headwise_trainer.prune_log import read_log  # noqa: E402
 from headwise_trainer.spm_vocab import Vocab  # noqa: E402
 from headwise_trainer.train import smoothed_loss  # noqa: E402
 
-torch.set_num_threads(1)
 
 EN = ["file", "open", "close", "save", "print", "error", "user", "group", "name", "size"]
 DE = ["Datei", "öffnen", "schließen", "speichern", "drucken", "Fehler", "Benutzer", "Gruppe",
@@ -56,7 +56,7 @@ def corpus(tmp_path_factory):
 
 def prune_args(corpus, out, *extra):
     argv = ["prune", "--from", str(corpus / "start"), "--data", str(corpus / "data"),
-            "--out", str(out), "--max-tokens", "120", "--threads", "1", "--warmup", "5",
+            "--out", str(out), "--max-tokens", "120", "--threads", str(THREADS), "--warmup", "5",
             "--log-every", "2", "--checkpoint-every", "1000", "--lr", "1e-3", *extra]
     return cli.build_parser().parse_args(argv)
 
@@ -220,7 +220,7 @@ def test_checkpoint_config_disagreeing_with_tensors_is_a_clear_error(corpus, tmp
         run_prune(prune_args(corpus, tmp_path / "run", "--steps", "4", "--resume"), log=quiet)
     # The same through the CLI: exit status 1 and a message on stderr.
     assert cli.main(["prune-eval", "--model", str(tmp_path / "run"), "--data",
-                     str(corpus / "data")]) == 1
+                     str(corpus / "data"), "--threads", str(THREADS)]) == 1
 
 
 def test_bad_types_and_vocab_mismatch(corpus, tmp_path):
@@ -268,7 +268,7 @@ def test_prune_eval_variants(corpus, tmp_path):
     run_prune(args, log=quiet)
     args = cli.build_parser().parse_args([
         "prune-eval", "--model", str(tmp_path / "ckpt"), "--data", str(corpus / "data"),
-        "--keep-heads", "*.*=all", "--keep-heads", "enc.*=none", "--threads", "1",
+        "--keep-heads", "*.*=all", "--keep-heads", "enc.*=none", "--threads", str(THREADS),
         "--hyps-dir", str(tmp_path / "hyps"), "--json", str(tmp_path / "scores.json"),
         "--baseline", str(corpus / "start"), "--pruning-run", str(tmp_path / "run")])
     result = run_prune_eval(args, log=quiet)

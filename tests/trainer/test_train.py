@@ -15,9 +15,9 @@ from headwise_trainer.batching import TokenBatcher  # noqa: E402
 from headwise_trainer.train import TrainError, inverse_sqrt_lr, run_training  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
+from conftest import THREADS  # noqa: E402
 from word_corpus import build_word_corpus  # noqa: E402
 
-torch.set_num_threads(1)
 
 EN = ["file", "open", "close", "save", "print", "error", "user", "group", "name", "size",
       "new", "old"]
@@ -25,7 +25,7 @@ DE = ["Datei", "öffnen", "schließen", "speichern", "drucken", "Fehler", "Benut
       "Name", "Größe", "neu", "alt"]
 
 TINY_MODEL = ["--d-model", "32", "--encoder-layers", "2", "--decoder-layers", "1", "--heads",
-              "4", "--ffn", "64", "--max-positions", "64", "--threads", "1"]
+              "4", "--ffn", "64", "--max-positions", "64", "--threads", str(THREADS)]
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +149,7 @@ def test_export_then_evaluate(corpus, tmp_path, capsys):
         out = tmp_path / f"scores-{model_path.name}.json"
         assert cli.main(["evaluate", "--model", str(model_path), "--data",
                          str(corpus / "data"), "--vocab", str(corpus / "vocab"), "--json",
-                         str(out), "--threads", "1"]) == 0
+                         str(out), "--threads", str(THREADS)]) == 0
         res = json.loads(out.read_text())
         assert res["sentences"] > 0 and 0.0 <= res["bleu"] <= 100.0
         buckets = res["by_source_length"]  # every sentence in exactly one bucket
@@ -160,7 +160,7 @@ def test_export_then_evaluate(corpus, tmp_path, capsys):
     # Masking heads changes the model; a bad mask spec is a clear error.
     assert cli.main(["evaluate", "--model", str(tmp_path / "ckpt"), "--data",
                      str(corpus / "data"), "--mask-heads", "model.encoder.layers.0.self_attn=9",
-                     "--threads", "1"]) == 1
+                     "--threads", str(THREADS)]) == 1
     assert "head '9' is not an index in [0, 4)" in capsys.readouterr().err
 
 
