@@ -2,7 +2,8 @@
 offsets (self-attention only), rare-word hits, the CoNLL-U reader (text rebuilt from forms,
 SpaceAfter=No, multi-word tokens, dobj -> obj, subtypes, empty nodes), words -> first subwords,
 syntactic accuracy against the most-frequent-offset baseline; Michel scores on a model where one
-head carries the signal."""
+head carries the signal; ranking comparison (Spearman with ties, top-K overlap) per attention
+type."""
 import os
 from types import SimpleNamespace
 
@@ -10,9 +11,8 @@ import pytest
 import torch
 
 from conftest import SOURCES, random_model, small_config
-from headwise_trainer.analysis import conllu, lrp, michel, stats
+from headwise_trainer.analysis import compare, conllu, lrp, michel, stats
 
-torch.set_num_threads(1)
 SAMPLE = os.path.join(os.path.dirname(__file__), "data", "analysis_sample.conllu")
 
 
@@ -143,3 +143,25 @@ def test_michel_scores_single_carrier_head_and_normalisation():
         assert sum(x * x for x in v) == pytest.approx(1.0)
     again = michel.michel_importance(model, batch).normalised()
     assert again == scores
+
+
+def test_spearman_and_top_overlap_of_two_rankings():
+    assert compare.ranks([0.3, 0.1, 0.3, 0.2]) == [2.5, 0.0, 2.5, 1.0]
+    assert compare.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert compare.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    # d = rank differences (0, 0, 1, -1): 1 - 6 * 2 / (4 * 15) = 0.8 (no ties)
+    assert compare.spearman([1, 2, 3, 4], [1, 2, 4, 3]) == pytest.approx(0.8)
+    assert compare.spearman([1, 1, 1], [1, 2, 3]) is None
+    assert compare.top_overlap([4, 3, 2, 1], [1, 3, 4, 2], 2) == 1
+
+    def doc(values):
+        return {"blocks": [{"kind": kind, "name": f"{kind}.{layer}", "heads": [
+            {"head": h, "relevance": v} for h, v in enumerate(values[kind][layer])]}
+            for kind in values for layer in range(len(values[kind]))]}
+    a = doc({"encoder_self": [[0.1, 0.9], [0.6, 0.4]], "decoder_cross": [[0.5, 0.5]]})
+    b = doc({"encoder_self": [[0.2, 0.8], [0.7, 0.3]], "decoder_cross": [[0.5, 0.5]]})
+    got = compare.compare(a, "relevance", b, "relevance", k=2)
+    assert got["encoder_self"] == {"heads": 4, "spearman": pytest.approx(1.0), "top2_overlap": 2}
+    assert got["decoder_cross"]["spearman"] is None and "decoder_self" not in got
+    with pytest.raises(ValueError, match="no 'michel'"):
+        compare.compare(a, "michel", b, "relevance")

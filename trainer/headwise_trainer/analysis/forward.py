@@ -90,6 +90,7 @@ def run(model: MarianMTModel, input_ids: torch.Tensor, attention_mask: torch.Ten
     enc_mask = additive_key_mask(attention_mask)
     x = model._embed(model.model.encoder_embeddings, input_ids, 0).detach().requires_grad_()
     for i, layer in enumerate(model.model.encoder.layers):
+        rules.mark(("encoder", i))
         trace.encoder_states.append(x)
         name = f"model.encoder.layers.{i}.self_attn"
         h = _attention(layer.self_attn, x, x, enc_mask, rule, head_scale.get(name), name,
@@ -107,6 +108,7 @@ def run(model: MarianMTModel, input_ids: torch.Tensor, attention_mask: torch.Ten
     y = model._embed(model.model.decoder_embeddings, decoder_input_ids, 0).detach().requires_grad_()
     cross = []
     for i, layer in enumerate(model.model.decoder.layers):
+        rules.mark(("decoder", i))
         trace.decoder_states.append(y)
         mem = enc_out.clone()  # a separate tensor per layer, so its relevance can be read
         trace.memories.append(mem)
@@ -121,6 +123,7 @@ def run(model: MarianMTModel, input_ids: torch.Tensor, attention_mask: torch.Ten
         cross.append(trace.blocks.pop(before))
         y = rules.layer_norm(y + h, layer.encoder_attn_layer_norm, rule)
         y = rules.layer_norm(y + _ffn(layer, y, rule), layer.final_layer_norm, rule)
+    rules.mark(("output", None))
     trace.decoder_states.append(y)
     trace.blocks.extend(cross)  # canonical order: encoder self, decoder self, decoder cross
     trace.hidden = y
@@ -133,7 +136,10 @@ def target_logits(model: MarianMTModel, hidden: torch.Tensor, targets: torch.Ten
     computed as one row of the output projection each, under ``rule``."""
     w = model.output_weight()[targets]                      # [B, T, d]
     bias = model.final_logits_bias[0][targets]              # [B, T]
-    return rules.weighted_sum((hidden * w).sum(-1) + bias, bias, rule)
+    zb = (hidden * w).sum(-1)
+    # one weighted sum with one output per target: a trailing axis of 1 for the rule
+    return rules.weighted_sum((zb + bias)[..., None], bias[..., None], rule,
+                              zb[..., None])[..., 0]
 
 
 def full_logits(model: MarianMTModel, hidden: torch.Tensor) -> torch.Tensor:

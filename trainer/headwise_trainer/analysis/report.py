@@ -26,6 +26,7 @@ from typing import List, Optional
 from ..model import MarianMTModel
 from . import conllu, stats
 from .pipeline import Result
+from .rules import Z_EPSILON
 
 FORMAT, VERSION = "headwise-head-analysis", 1
 DIGITS = 6
@@ -93,8 +94,10 @@ def methods(rule: str, rules: List[str]) -> dict:
     lrp_text = {
         "attnlrp": "AttnLRP (epsilon 1e-6 on linear layers; softmax rule; Q K^T and A V "
                    "split 50/50; LayerNorm std detached; activations identity)",
-        "z": "z-rule weight ratios (Ding et al. 2017; biases excluded; attention weights "
-             "constant; LayerNorm std detached; activations identity)"}
+        "z": f"z-rule weight ratios (Ding et al. 2017; biases excluded; denominators "
+             f"stabilised as in the epsilon rule with e = {Z_EPSILON:g} x mean |sum "
+             f"without bias| over the layer's outputs, whose share is kept; attention weights "
+             f"constant; LayerNorm std detached; activations identity)"}
     return {
         "relevance": rule,
         "relevance_rules": {r: lrp_text[r] for r in rules},
