@@ -6,6 +6,8 @@
 # python3-cffi: generates the Python module's declarations from headwise.h (python/; its
 # runtime needs only python3-cffi-backend); python3-setuptools, python3-pip: `pip install
 # ./python` (python/tests/test_packaging.py).
+# libblas3 liblapack3: the reference BLAS, to run the trainer tests without OpenBLAS (DEVELOPERS.md);
+# libopenblas0-pthread keeps the higher alternatives priority, so torch still uses OpenBLAS.
 set -euo pipefail
 
 PACKAGES=(
@@ -16,7 +18,7 @@ PACKAGES=(
   nlohmann-json3-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3-torch python3-numpy python3-sentencepiece python3-pytest python3-tqdm python3-matplotlib
   python3-cffi python3-setuptools python3-pip
-  libopenblas0-pthread
+  libopenblas0-pthread libblas3 liblapack3
   openjdk-17-jdk-headless
   clang-14 libclang-rt-14-dev llvm-14
 )

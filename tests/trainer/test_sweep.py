@@ -20,7 +20,7 @@ from headwise_trainer.sweep_goals import goals  # noqa: E402
 from headwise_trainer.train import run_training  # noqa: E402
 from test_train import corpus, train_args  # noqa: E402,F401
 
-from conftest import random_model, small_config  # noqa: E402
+from conftest import THREADS, random_model, small_config  # noqa: E402
 
 PRUNE_ARGS = ("--steps 3 --warmup 2 --max-tokens 120 --checkpoint-every 2 --log-every 2 "
               "--export-dtype f32 --lr 1e-3 --gate-lr 0.5")
@@ -87,7 +87,7 @@ def test_sweep_trains_scores_resumes_and_reports(corpus, tmp_path):
     run_training(train_args(corpus, base, "--steps", "4", "--checkpoint-every", "4"),
                  log=lambda *_: None)
     root, data = tmp_path / "sweep", str(corpus / "data")
-    common = ["--root", str(root), "--data", data, "--limit", "6"]
+    common = ["--root", str(root), "--data", data, "--limit", "6", "--threads", str(THREADS)]
     spec = "enc.*=none; enc.1=2"
     sweep("runs", *common, "--from", str(base), "--lambdas", "0.5", "--settings", "enc",
           "--prune-args", PRUNE_ARGS, "--scratch", f"scratch={spec}", "--base-run", str(base),
