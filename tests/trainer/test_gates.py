@@ -157,3 +157,80 @@ def test_set_head_masks_errors():
         set_head_masks(model, {"model.encoder.layers.9.self_attn": [1, 1, 1, 1]})
     with pytest.raises(ValueError, match="has 4 heads, mask has 3 values"):
         set_head_masks(model, {"model.encoder.layers.0.self_attn": [1, 1, 1]})
+
+
+def test_continuous_rule_values_layout_and_removal_threshold():
+    gate = HeadGate(6, rule="continuous")
+    la = [-3.0, -math.log(11.0) - 1e-3, -1.0, 0.0, 1.5, 4.0]
+    with torch.no_grad():
+        gate.log_alpha.copy_(torch.tensor(la))
+    gate.eval()
+    # Hand computation: clamp(sigmoid(a) * 1.2 - 0.1, 0, 1).
+    want = [max(0.0, min(1.0, 1.2 / (1.0 + math.exp(-a)) - 0.1)) for a in la]
+    assert gate().tolist() == pytest.approx(want, abs=1e-6)
+    assert want[0] == 0.0 and want[1] == 0.0 and want[-1] == 1.0
+    assert gate()[4] == pytest.approx(0.8811, abs=1e-4)  # the review's open encoder head
+    gate.rule = "hard"
+    assert gate().tolist() == [0.0, 0.0, 0.0, 0.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="expected one of hard, continuous"):
+        HeadGate(2, rule="soft")
+
+
+def test_continuous_gated_model_equals_stripped_model_with_folded_gates():
+    from headwise_trainer.gates import gate_masks, set_rule
+    model = gated_model(seed=5)
+    set_rule(model, "continuous")
+    assert model.config.gate_rule == "continuous"
+    masks = gate_masks(model)
+    assert any(0.0 < v < 1.0 for m in masks.values() for v in m)  # some heads scaled
+    layout = head_layout(model)
+    assert layout["model.encoder.layers.1.self_attn"] == [h for h, v in enumerate(
+        masks["model.encoder.layers.1.self_attn"]) if v > 0]
+    stripped = strip_heads(model)
+    assert stripped.config.gate_rule == "hard"  # the gates are folded in: nothing to apply
+    ids, mask = pad_batch(SOURCES, 59)
+    dec = torch.tensor([[59, 3, 4, 5, 6]] * len(SOURCES))
+    with torch.no_grad():
+        a, b = model(ids, mask, dec), stripped(ids, mask, dec)
+    assert torch.allclose(a, b, atol=1e-5)
+    # Under the hard rule the same log_alpha give a different model.
+    set_rule(model, "hard")
+    with torch.no_grad():
+        assert not torch.allclose(model(ids, mask, dec), b, atol=1e-3)
+
+
+def test_unsettled_heads_within_the_margin():
+    from headwise_trainer.gates import fixed_gates, unsettled
+    model = random_model(small_config(), 0)
+    attach_gates(model, encoder_self=True, decoder_self=False, decoder_cross=False)
+    with torch.no_grad():
+        g = gates(model)
+        g["model.encoder.layers.0.self_attn"].log_alpha.copy_(torch.tensor([2.0, 0.5, -0.99, -1.0]))
+        g["model.encoder.layers.1.self_attn"].log_alpha.copy_(torch.tensor([3.0, -3.0, 1.0, -2.0]))
+    assert unsettled(model, 1.0) == {"model.encoder.layers.0.self_attn": [1, 2]}
+    assert unsettled(model, 2.5) == {"model.encoder.layers.0.self_attn": [0, 1, 2, 3],
+                                     "model.encoder.layers.1.self_attn": [2, 3]}
+    fixed = random_model(small_config(), 0)
+    fixed_gates(fixed, {"model.encoder.layers.0.self_attn": [0]})
+    assert unsettled(fixed, 100.0) == {}  # fixed gates are decided
+
+
+def test_gate_rule_in_config_json_only_when_continuous(tmp_path):
+    from headwise_trainer.config import MarianConfig
+    hard = small_config()
+    assert "headwise_gate_rule" not in hard.to_dict() and "gate_rule" not in hard.to_dict()
+    cont = MarianConfig.from_dict(dict(hard.to_dict(), headwise_gate_rule="continuous"))
+    assert cont.gate_rule == "continuous" and cont.to_dict()["headwise_gate_rule"] == "continuous"
+    assert MarianConfig.from_dict(cont.to_dict()) == cont
+    with pytest.raises(ValueError, match="headwise_gate_rule.*expected one of hard, continuous"):
+        MarianConfig.from_dict(dict(hard.to_dict(), headwise_gate_rule="soft"))
+    # A saved continuous checkpoint loads with the rule on its gates.
+    from headwise_trainer.checkpoint import export_checkpoint, load_checkpoint
+    from headwise_trainer.gates import set_rule
+    model = gated_model(seed=6)
+    set_rule(model, "continuous")
+    export_checkpoint(model, tmp_path / "c")
+    loaded = load_checkpoint(tmp_path / "c")
+    assert loaded.config.gate_rule == "continuous"
+    assert all(g.rule == "continuous" for g in gates(loaded).values())
+    assert head_layout(loaded) == head_layout(model)

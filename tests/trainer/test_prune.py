@@ -295,3 +295,61 @@ def test_prune_eval_variants(corpus, tmp_path):
     assert gated_hyps == "".join(h + "\n" for h in stripped)
     assert len(stripped) == result["sentences"] > 0
     assert json.loads((tmp_path / "scores.json").read_text())["variants"][2]["variant"] == "gated"
+
+
+def test_gate_settings_are_recorded_and_the_continuous_rule_is_exported(corpus, tmp_path):
+    from headwise_trainer.prune import gate_lr
+    args = prune_args(corpus, tmp_path / "run", "--steps", "10", "--lambda", "0.5",
+                      "--init-log-alpha", "0.5", "--gate-lr", "0.2", "--gate-lr-schedule",
+                      "linear", "--gate-rule", "continuous", "--settle-margin", "0.75",
+                      "--penalty", "layer-mean", "--export", str(tmp_path / "ckpt"),
+                      "--export-dtype", "f32")
+    out = run_prune(args, log=quiet)
+    settings = {"init_log_alpha": 0.5, "gate_lr": 0.2, "gate_lr_schedule": "linear",
+                "warmup": 5, "penalty": "layer-mean", "lambda": 0.5, "gate_rule": "continuous"}
+    log = read_log(tmp_path / "run")
+    assert log[0]["gate_settings"] == settings
+    with open(tmp_path / "run" / "run.json", encoding="utf-8") as f:
+        saved = json.load(f)["prune_args"]
+    assert {k: saved[k] for k in ("gate_rule", "gate_lr_schedule", "settle_margin")} == \
+        {"gate_rule": "continuous", "gate_lr_schedule": "linear", "settle_margin": 0.75}
+    # The schedule: linear warm-up over 5 steps, then a straight line to 0 at --steps 10.
+    assert [round(gate_lr(args, s), 6) for s in (1, 5, 6, 10)] == [0.04, 0.2, 0.16, 0.0]
+    steps = [r for r in log if r["event"] == "step"]
+    assert [r["gate_lr"] for r in steps[:3]] == pytest.approx([0.08, 0.16, 0.16])
+    # The end record: log_alpha values, and the heads within the margin counted.
+    end = log[-1]
+    la = [a for v in end["log_alpha"].values() for a in v]
+    assert end["settle_margin"] == 0.75
+    assert end["unsettled"] == sum(abs(a) < 0.75 for a in la) == \
+        sum(len(v) for v in out["unsettled"].values())
+    # The export carries the rule; its head layout is the continuous one (gate above 0).
+    with open(tmp_path / "ckpt" / "config.json", encoding="utf-8") as f:
+        assert json.load(f)["headwise_gate_rule"] == "continuous"
+    loaded = load_checkpoint(tmp_path / "ckpt")
+    assert loaded.config.gate_rule == "continuous"
+    assert head_layout(loaded) == end["layout"]
+    assert head_layout(loaded) == {k: [h for h, a in enumerate(v) if a > -math.log(11) + 1e-3]
+                                   for k, v in end["log_alpha"].items()} | \
+        {k: v for k, v in head_layout(loaded).items() if k not in end["log_alpha"]}
+
+
+def test_resume_of_a_checkpoint_without_the_new_gate_settings(corpus, tmp_path):
+    """Checkpoints written before --gate-rule / --gate-lr-schedule existed resume with the
+    values they ran with (hard, constant)."""
+    extra = ("--lambda", "0.2", "--gate-lr", "0.1", "--checkpoint-every", "4")
+    run_prune(prune_args(corpus, tmp_path / "straight", "--steps", "8", *extra), log=quiet)
+    run_prune(prune_args(corpus, tmp_path / "old", "--steps", "4", *extra), log=quiet)
+    path = run_state.list_checkpoints(str(tmp_path / "old"))[-1][1]
+    state = torch.load(path)
+    for key in ("prune_args", "train_args"):
+        for k in ("gate_rule", "gate_lr_schedule", "settle_margin", "device"):
+            state[key].pop(k)
+    torch.save(state, path)
+    run_prune(prune_args(corpus, tmp_path / "old", "--steps", "8", "--resume",
+                         "--gate-rule", "continuous", *extra), log=quiet)
+    a, b = last_state(tmp_path / "straight"), last_state(tmp_path / "old")
+    assert b["prune_args"]["gate_rule"] == "hard"
+    assert b["prune_args"]["gate_lr_schedule"] == "constant"
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k]), k

@@ -177,7 +177,7 @@ def load_checkpoint(directory: "os.PathLike[str] | str") -> MarianMTModel:
         block = name[:-len(GATE_SUFFIX)]
         if block not in blocks:
             raise CheckpointError(f"{where}: {name}: no attention block {block!r} in this config")
-        blocks[block].head_gate = HeadGate(blocks[block].num_heads)
+        blocks[block].head_gate = HeadGate(blocks[block].num_heads, rule=config.gate_rule)
 
     expected = model.state_dict()
     for name in sorted(set(tensors) - set(expected)):

@@ -3,6 +3,10 @@
 Reads and writes Hugging Face ``config.json`` files. Keys this model does not use are ignored on
 read; a missing key takes the Hugging Face ``MarianConfig`` default, so a real OPUS-MT
 ``config.json`` (which lists every key) reads back exactly.
+
+One key is headwise's own: ``headwise_gate_rule`` ("hard" or "continuous", gates.py), the
+test-time rule of the checkpoint's head gates, which the converter applies. It is written only
+when it is not "hard", so configs of hard-gated and ungated models are Hugging Face's alone.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Dict
 
 ACTIVATIONS = ("swish", "relu", "gelu")
+GATE_RULES = ("hard", "continuous")
+GATE_RULE_KEY = "headwise_gate_rule"
 
 
 @dataclass
@@ -41,6 +47,8 @@ class MarianConfig:
     attention_dropout: float = 0.0
     activation_dropout: float = 0.0
     init_std: float = 0.02
+    # headwise: the test-time rule of the head gates (config.json "headwise_gate_rule").
+    gate_rule: str = "hard"
 
     def __post_init__(self) -> None:
         self.validate()
@@ -86,6 +94,9 @@ class MarianConfig:
             if not isinstance(getattr(self, key), bool):
                 raise ValueError(f"MarianConfig.{key}: expected true or false, found "
                                  f"{getattr(self, key)!r}")
+        if self.gate_rule not in GATE_RULES:
+            raise ValueError(f"MarianConfig.gate_rule ({GATE_RULE_KEY}): expected one of "
+                             f"{', '.join(GATE_RULES)}, found {self.gate_rule!r}")
         if self.normalize_before:
             raise ValueError("MarianConfig.normalize_before: true (pre-LayerNorm layers) is not "
                              "supported; MarianMT / OPUS-MT layers are post-LayerNorm (false)")
@@ -108,12 +119,18 @@ class MarianConfig:
             raise ValueError(f"config: decoder_vocab_size {decoder_vocab} differs from vocab_size "
                              f"{data.get('vocab_size')}; separate target vocabularies are not "
                              f"supported")
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        names = {f.name for f in dataclasses.fields(cls)} - {"gate_rule"}
+        values = {k: v for k, v in data.items() if k in names}
+        if data.get(GATE_RULE_KEY, data.get("gate_rule")) is not None:
+            values["gate_rule"] = data.get(GATE_RULE_KEY, data.get("gate_rule"))
+        return cls(**values)
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {"model_type": "marian", "architectures": ["MarianMTModel"]}
         out.update(dataclasses.asdict(self))
+        rule = out.pop("gate_rule")
+        if rule != "hard":
+            out[GATE_RULE_KEY] = rule
         out["decoder_vocab_size"] = self.vocab_size
         out["forced_eos_token_id"] = self.eos_token_id
         out["is_encoder_decoder"] = True

@@ -98,7 +98,7 @@ def model_from_state(state: dict, path: str) -> MarianMTModel:
             if block not in blocks:
                 raise run_state.ResumeError(f"{path}: {key}: no attention block {block!r} in "
                                             f"the saved config")
-            blocks[block].head_gate = HeadGate(blocks[block].num_heads)
+            blocks[block].head_gate = HeadGate(blocks[block].num_heads, rule=config.gate_rule)
     run_state.load_model_state(model, state, path)
     return model.eval()
 

@@ -50,13 +50,26 @@ def register(sub) -> None:
                    help="train only the encoder's own weights and the gates; decoder and shared "
                         "embeddings stay fixed (the paper's encoder-only setting)")
     g.add_argument("--init-log-alpha", type=float, default=3.0,
-                   help="initial log_alpha of new gates (default 3.0: P(open) 0.98, gate on)")
+                   help="initial log_alpha of new gates (default 3.0: P(gate != 0) 0.978, test-"
+                        "time gate 1; the reference code starts near 0)")
+    g.add_argument("--gate-rule", default="hard", choices=["hard", "continuous"],
+                   help="test-time gate: hard (log_alpha > 0 keeps the head, gate 1; default) "
+                        "or continuous (the reference code's clamp(sigmoid(log_alpha) * 1.2 - "
+                        "0.1, 0, 1): heads with gate 0 removed, the others scaled, which the "
+                        "converter folds into out_proj); exported in config.json")
+    g.add_argument("--settle-margin", type=float, default=1.0,
+                   help="a gate has settled when |log_alpha| >= this; the log counts the heads "
+                        "that have not (default 1.0)")
     o = p.add_argument_group("optimisation")
     o.add_argument("--steps", type=int, default=1000, help="total optimiser steps")
     o.add_argument("--lr", type=float, default=2e-4,
                    help="peak learning rate of the model's weights (inverse-sqrt schedule)")
     o.add_argument("--gate-lr", type=float, default=0.05,
-                   help="learning rate of log_alpha (warm-up, then constant; default 0.05)")
+                   help="peak learning rate of log_alpha (default 0.05)")
+    o.add_argument("--gate-lr-schedule", default="constant",
+                   choices=["constant", "inverse-sqrt", "cosine", "linear"],
+                   help="schedule of the gate learning rate after the same warm-up: constant "
+                        "(default), inverse-sqrt, or cosine/linear decay to 0 at --steps")
     o.add_argument("--warmup", type=int, default=50, help="warm-up steps (default 50)")
     o.add_argument("--max-tokens", type=int, default=2000,
                    help="per batch: sentences x longest side (ids)")
@@ -67,6 +80,8 @@ def register(sub) -> None:
                    help="gradient clipping of the model's weights (not the gates); 0: none")
     o.add_argument("--seed", type=int, default=1)
     o.add_argument("--threads", type=int, default=2, help="torch threads")
+    o.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                   help="where to train (default cpu)")
     r = p.add_argument_group("reporting and output")
     r.add_argument("--log-every", type=int, default=20,
                    help="progress line and prune_log.jsonl record every N steps")

@@ -5,7 +5,8 @@ Records ("event" key):
   step   every --log-every steps: loss terms, learning rates, and per gated block the expected
          number of open heads (sum of P(g != 0)) and the test-time kept count (log_alpha > 0)
   dev    every --eval-every steps: dev loss/BLEU/chrF with test-time gates, heads kept
-  end    the final layout (kept head indices per block)
+  end    the final layout (kept head indices per block), the log_alpha values and the gates
+         that have not settled (|log_alpha| < settle_margin)
 On resume the records of steps after the resumed checkpoint (left by an interrupted run) are
 dropped, so the log reads as if the run had never stopped.
 """
@@ -25,10 +26,11 @@ SHORT = {"encoder_self": "enc", "decoder_self": "dec", "decoder_cross": "cross"}
 
 
 def block_stats(model: MarianMTModel) -> Dict[str, Dict[str, float]]:
-    """Gated block -> {"expected_open": sum P(g != 0), "kept": heads with log_alpha > 0}."""
+    """Gated block -> {"expected_open": sum P(g != 0), "kept": heads whose test-time gate is
+    above 0 (log_alpha > 0 under the hard rule)}."""
     with torch.no_grad():
         return {name: {"expected_open": round(float(g.expected_l0().sum()), 3),
-                       "kept": int((g.log_alpha > 0).sum())}
+                       "kept": int((g.eval_gates() > 0).sum())}
                 for name, g in gates(model).items()}
 
 
@@ -56,6 +58,12 @@ def summary_line(model: MarianMTModel) -> str:
             kept, total = kept + k["kept"], total + k["total"]
     expected = sum(s["expected_open"] for s in stats.values())
     return f"{' | '.join(parts)} | kept {kept}/{total} | E[open] {expected:.1f}"
+
+
+def log_alphas(model: MarianMTModel) -> Dict[str, List[float]]:
+    """Gated block -> its log_alpha values, rounded to 4 digits."""
+    return {name: [round(float(a), 4) for a in g.log_alpha.detach().cpu().tolist()]
+            for name, g in gates(model).items()}
 
 
 def layout_record(model: MarianMTModel) -> Dict[str, List[int]]:
