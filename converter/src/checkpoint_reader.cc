@@ -53,6 +53,8 @@ Result<Checkpoint> ReadCheckpoint(const std::string& directory) {
                       ReadRequired(directory, kConfigFile, "the Hugging Face MarianConfig"));
   HW_ASSIGN_OR_RETURN(c.config,
                       ParseMarianConfig(config_text, directory + "/" + kConfigFile));
+  HW_ASSIGN_OR_RETURN(c.gate_rule,
+                      ParseGateRuleKey(config_text, directory + "/" + kConfigFile));
 
   const std::string weights_path = directory + "/" + kWeightsFile;
   if (!IsRegularFile(weights_path)) {

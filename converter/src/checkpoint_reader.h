@@ -32,6 +32,7 @@ struct Checkpoint {
   std::string directory;  // as given
   std::string name;       // the directory's last path component
   ModelConfig config;
+  GateRule gate_rule = GateRule::kHard;  // config.json headwise_gate_rule
   Vocab vocab;
   std::string source_spm;
   std::string target_spm;

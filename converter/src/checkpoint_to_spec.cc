@@ -39,14 +39,15 @@ struct AttentionRole {
 
 class Assembler {
  public:
-  explicit Assembler(const Checkpoint& c)
-      : c_(c), where_(c.directory + "/" + kWeightsFile), layout_(c.config) {}
+  Assembler(const Checkpoint& c, GateRule rule)
+      : c_(c), where_(c.directory + "/" + kWeightsFile), layout_(c.config), rule_(rule) {}
 
   Result<ModelSpec> Run(const KeepHeadsSpec* keep_heads) {
     HW_RETURN_IF_ERROR(ReadGates());
     if (keep_heads != nullptr) {
       HW_RETURN_IF_ERROR(ApplyKeepHeads(*keep_heads, layout_, &kept_));
       spec_.keep_heads_spec = keep_heads->text;
+      fold_gates_ = false;
     }
     BuildBlocks();
     HW_RETURN_IF_ERROR(ReadTensors());
@@ -88,7 +89,7 @@ class Assembler {
                                        ": expected a finite log_alpha, found " +
                                        std::to_string(gate[h]));
             }
-            if (gate[h] > 0.0f) kept.push_back(h);
+            if (TestTimeGate(rule_, gate[h]) > 0.0f) kept.push_back(h);
           }
           any_gate = true;
         } else {
@@ -99,7 +100,10 @@ class Assembler {
         kinds_.push_back({kind, l, heads});
       }
     }
-    if (any_gate) spec_.gate_log_alpha = std::move(gates);
+    if (any_gate) {
+      spec_.gate_log_alpha = std::move(gates);
+      spec_.gate_rule = rule_;
+    }
     return Status::Ok();
   }
 
@@ -172,6 +176,14 @@ class Assembler {
         } else {
           values = KeepHeadColumns(values, layout_.d_model, b.head_dim, b.kept_heads);
           shape[1] = inner;
+          const std::vector<float>& gate = spec_.gate_log_alpha.empty()
+                                               ? no_gate_
+                                               : spec_.gate_log_alpha[role->second.block];
+          if (fold_gates_ && rule_ == GateRule::kContinuous && !gate.empty()) {
+            std::vector<float> scales;
+            for (uint32_t h : b.kept_heads) scales.push_back(TestTimeGate(rule_, gate[h]));
+            ScaleHeadColumns(&values, layout_.d_model, b.head_dim, scales);
+          }
         }
       }
       spec_.tensors.push_back({e.name, std::move(shape), std::move(values)});
@@ -276,6 +288,9 @@ class Assembler {
   const Checkpoint& c_;
   const std::string where_;
   const ModelConfig& layout_;
+  const GateRule rule_;
+  bool fold_gates_ = true;  // false under a --keep-heads spec
+  const std::vector<float> no_gate_;
   ModelSpec spec_;
   std::vector<BlockId> kinds_;
   std::vector<std::vector<uint32_t>> kept_;
@@ -287,8 +302,9 @@ class Assembler {
 
 }  // namespace
 
-Result<ModelSpec> CheckpointToSpec(const Checkpoint& checkpoint, const KeepHeadsSpec* keep_heads) {
-  return Assembler(checkpoint).Run(keep_heads);
+Result<ModelSpec> CheckpointToSpec(const Checkpoint& checkpoint, const KeepHeadsSpec* keep_heads,
+                                   std::optional<GateRule> rule) {
+  return Assembler(checkpoint, rule.value_or(checkpoint.gate_rule)).Run(keep_heads);
 }
 
 }  // namespace headwise::convert

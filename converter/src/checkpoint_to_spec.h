@@ -2,9 +2,14 @@
 // takes: decides the kept heads, strips the closed ones, and accounts for every tensor.
 //
 // Heads: a block's gate `<block>.head_gate.log_alpha` (shape [source heads]) keeps the heads
-// with log_alpha > 0; a block without gate keeps all heads; `keep_heads` (may be null)
-// overrides per block. Stripping keeps the kept heads' rows of q/k/v_proj weight and bias and
-// the matching columns of out_proj.weight; a block with zero heads keeps only out_proj.bias.
+// whose test-time gate under `rule` (default: the checkpoint's headwise_gate_rule) is above 0:
+// hard, log_alpha > 0; continuous, clamp(sigmoid(log_alpha) * 1.2 - 0.1, 0, 1) > 0, and then
+// each kept head's out_proj columns are multiplied by that gate. A block without gate keeps all
+// heads; `keep_heads` (may be null) overrides per block, and then no gate is folded (the spec's
+// heads are kept as they are, as the trainer's prune-eval --keep-heads evaluates them).
+// Stripping keeps the kept heads' rows of q/k/v_proj weight and bias and the matching columns
+// of out_proj.weight; a block with zero heads keeps only out_proj.bias. The spec records the
+// rule (ModelSpec::gate_rule) when the checkpoint has gates.
 //
 // Embeddings: shared -> model.shared.weight (fallback model.encoder.embed_tokens.weight, then
 // model.decoder.embed_tokens.weight); unshared -> both embed_tokens; untied -> lm_head.weight
@@ -19,6 +24,7 @@
 #ifndef HEADWISE_CONVERTER_CHECKPOINT_TO_SPEC_H_
 #define HEADWISE_CONVERTER_CHECKPOINT_TO_SPEC_H_
 
+#include <optional>
 #include <string>
 
 #include "converter/src/checkpoint_reader.h"
@@ -31,7 +37,8 @@ namespace headwise::convert {
 inline constexpr char kGateSuffix[] = ".head_gate.log_alpha";
 
 // The spec is complete (tensors, tokenizer, provenance) and passes ValidateModelSpec.
-Result<ModelSpec> CheckpointToSpec(const Checkpoint& checkpoint, const KeepHeadsSpec* keep_heads);
+Result<ModelSpec> CheckpointToSpec(const Checkpoint& checkpoint, const KeepHeadsSpec* keep_heads,
+                                   std::optional<GateRule> rule = std::nullopt);
 
 }  // namespace headwise::convert
 

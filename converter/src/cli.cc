@@ -12,14 +12,14 @@ namespace {
 constexpr char kUsage[] =
     R"(Usage:
   headwise-convert CHECKPOINT_DIR -o MODEL.hwm [--keep-heads SPEC] [--weights FORMAT]
-                   [--analysis FILE | --no-analysis] [--force]
+                   [--gate-rule hard|continuous] [--analysis FILE | --no-analysis] [--force]
   headwise-convert inspect MODEL.hwm [--json]
   headwise-convert --help | --version
 
 Converts a Hugging Face MarianMT checkpoint directory (config.json, model.safetensors,
 vocab.json, source.spm, target.spm; optional per-block head gates
 <block>.head_gate.log_alpha) into a headwise model file. Heads whose gate is closed
-(log_alpha <= 0) are removed. Everything is validated before anything is written, the
+are removed (see --gate-rule). Everything is validated before anything is written, the
 output is written atomically, and the checkpoint directory is never modified.
 A checkpoint with pytorch_model.bin only: the error message gives the command that
 converts it to model.safetensors.
@@ -35,6 +35,12 @@ Options:
                       e.g. 'enc.0=0,3,5;enc.1=;dec.2=all;cross.*=0-3'. Later entries win;
                       blocks no entry names follow their gates. In a file, newlines also
                       separate entries and '#' starts a comment.
+  --gate-rule RULE    the test-time rule of the gates (default: config.json's
+                      headwise_gate_rule, hard when absent): hard keeps the heads with
+                      log_alpha > 0 unscaled; continuous (the reference code's gate)
+                      computes g = clamp(sigmoid(log_alpha) * 1.2 - 0.1, 0, 1), removes
+                      the heads with g = 0 and multiplies each kept head's out_proj
+                      columns by g. Not applied under --keep-heads. inspect shows it.
   --weights FORMAT    how weight matrices are stored: fp32 (default), fp16 (half the
                       size), or int8 (a quarter: per-output-channel scales, symmetric).
                       Biases and LayerNorm parameters stay fp32. README.md ("Weight
@@ -59,7 +65,7 @@ Exit status:
   1  invalid or unreadable input (checkpoint or model file), output exists without
      --force, output would overwrite an input, or the output could not be written
   2  usage error: unknown option, missing or extra argument, an unknown --weights
-     format, or a --keep-heads spec that is malformed or does not fit the checkpoint
+     format or --gate-rule, or a --keep-heads spec that is malformed or does not fit the checkpoint
 )";
 
 int ExitCodeFor(const Status& status) {
@@ -116,13 +122,14 @@ int RunInspect(const std::vector<std::string>& args, std::ostream& out, std::ost
 
 int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ConvertOptions options;
-  std::optional<std::string> checkpoint, output, keep_heads, weights, analysis;
+  std::optional<std::string> checkpoint, output, keep_heads, weights, analysis, gate_rule;
   for (size_t i = 0; i < args.size(); ++i) {
     bool missing = false;
     if (OptionValue(args, &i, "-o", &output, &missing) ||
         OptionValue(args, &i, "--output", &output, &missing) ||
         OptionValue(args, &i, "--keep-heads", &keep_heads, &missing) ||
         OptionValue(args, &i, "--weights", &weights, &missing) ||
+        OptionValue(args, &i, "--gate-rule", &gate_rule, &missing) ||
         OptionValue(args, &i, "--analysis", &analysis, &missing)) {
       if (missing) return UsageError(err, "option '" + args[i] + "' needs a value");
     } else if (args[i] == "--force") {
@@ -148,6 +155,15 @@ int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ost
   }
   if (weights && !ParseWeightFormat(*weights, &options.weights)) {
     return UsageError(err, "--weights: expected fp32, fp16 or int8, found '" + *weights + "'");
+  }
+
+  if (gate_rule) {
+    GateRule rule;
+    if (!ParseGateRule(*gate_rule, &rule)) {
+      return UsageError(err, "--gate-rule: expected hard or continuous, found '" + *gate_rule +
+                                 "'");
+    }
+    options.gate_rule = rule;
   }
 
   Result<ConvertSummary> summary = ConvertCheckpoint(options);

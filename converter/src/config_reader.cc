@@ -89,6 +89,19 @@ Status CheckCompatibility(const json& root, const std::string& where, uint32_t v
 
 }  // namespace
 
+Result<GateRule> ParseGateRuleKey(std::string_view json_text, const std::string& where) {
+  HW_ASSIGN_OR_RETURN(json root, ParseJsonStrict(json_text, where));
+  GateRule rule = GateRule::kHard;
+  if (!root.is_object() || !root.contains(kGateRuleKey)) return rule;
+  const json& v = root[kGateRuleKey];
+  if (!v.is_string() || !ParseGateRule(v.get<std::string>(), &rule)) {
+    return InvalidCheckpoint(where + ": " + kGateRuleKey + ": expected \"hard\" or "
+                             "\"continuous\" (the test-time rule of the head gates), found " +
+                             v.dump());
+  }
+  return rule;
+}
+
 Result<ModelConfig> ParseMarianConfig(std::string_view json_text, const std::string& where) {
   HW_ASSIGN_OR_RETURN(json root, ParseJsonStrict(json_text, where));
   if (!root.is_object()) {

@@ -73,7 +73,8 @@ Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& o) {
   }
   HW_ASSIGN_OR_RETURN(Checkpoint checkpoint, ReadCheckpoint(o.checkpoint_dir));
   HW_ASSIGN_OR_RETURN(ModelSpec spec,
-                      CheckpointToSpec(checkpoint, keep_heads ? &*keep_heads : nullptr));
+                      CheckpointToSpec(checkpoint, keep_heads ? &*keep_heads : nullptr,
+                                       o.gate_rule));
   const std::optional<std::string> analysis_path = AnalysisPath(o);
   if (analysis_path) {
     HW_ASSIGN_OR_RETURN(HeadAnalysisFile analysis,
@@ -109,6 +110,8 @@ Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& o) {
   s.weights = WeightFormatName(o.weights);
   s.source_sha256 = spec.source_checkpoint_sha256;
   s.keep_heads_spec = spec.keep_heads_spec;
+  s.has_gates = !spec.gate_log_alpha.empty();
+  s.gate_rule = spec.gate_rule;
   s.vocab_size = spec.vocab.size();
   if (analysis_path) {
     s.analysis_path = *analysis_path;
@@ -127,7 +130,12 @@ std::string FormatConvertSummary(const ConvertSummary& s) {
       << l.decoder_ffn_dim << ", " << ActivationName(l.activation) << ", vocab " << l.vocab_size
       << (l.share_encoder_decoder_embeddings ? ", shared" : ", unshared") << " embeddings"
       << (l.tie_word_embeddings ? " (tied)" : " (untied)") << "\n";
-  out << "  heads kept per layer" << (s.keep_heads_spec.empty() ? " (from the gates)" : " (--keep-heads)")
+  out << "  heads kept per layer"
+      << (!s.keep_heads_spec.empty() ? " (--keep-heads)"
+          : !s.has_gates             ? " (no gates: all)"
+          : s.gate_rule == GateRule::kContinuous
+              ? " (from the gates, continuous rule: gates folded into out_proj)"
+              : " (from the gates, hard rule)")
       << ":\n";
   out << "    layer          ";
   const uint32_t max_layers = std::max(l.encoder_layers, l.decoder_layers);

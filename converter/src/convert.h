@@ -34,6 +34,9 @@ struct ConvertOptions {
   // stores none. An analysis that does not match the checkpoint fails the conversion.
   std::optional<std::string> analysis;  // --analysis FILE
   bool no_analysis = false;             // --no-analysis
+  // --gate-rule: the test-time rule of the gates; default the checkpoint's config.json
+  // headwise_gate_rule (hard when absent). checkpoint_to_spec.h says what each does.
+  std::optional<GateRule> gate_rule;
 };
 
 // What was written, for the summary.
@@ -50,6 +53,8 @@ struct ConvertSummary {
   std::string weights;  // "fp32", "fp16" or "int8"
   std::string source_sha256;
   std::string keep_heads_spec;
+  bool has_gates = false;
+  GateRule gate_rule = GateRule::kHard;  // the rule applied to the gates (when has_gates)
   size_t vocab_size = 0;
   std::string analysis_path;  // the analysis.json stored, empty if none
   AnalysisInfoSpec analysis_info;

@@ -1,5 +1,7 @@
 #include "converter/src/head_strip.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 
 namespace headwise::convert {
@@ -29,6 +31,20 @@ std::vector<float> KeepHeadColumns(const std::vector<float>& m, uint32_t rows, u
     }
   }
   return out;
+}
+
+float TestTimeGate(GateRule rule, float log_alpha) {
+  if (rule == GateRule::kHard) return log_alpha > 0.0f ? 1.0f : 0.0f;
+  const float s = 1.0f / (1.0f + std::exp(-log_alpha));
+  return std::clamp(s * 1.2f - 0.1f, 0.0f, 1.0f);
+}
+
+void ScaleHeadColumns(std::vector<float>* m, uint32_t rows, uint32_t head_dim,
+                      const std::vector<float>& scales) {
+  const size_t cols = static_cast<size_t>(head_dim) * scales.size();
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) (*m)[r * cols + c] *= scales[c / head_dim];
+  }
 }
 
 }  // namespace headwise::convert

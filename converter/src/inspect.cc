@@ -170,6 +170,9 @@ Result<json> InspectModelFile(const std::string& path) {
     total += a->original_num_heads();
   }
   report["attention"] = attention;
+  bool gated = false;
+  for (const std::vector<float>& g : notes.gate_log_alpha) gated = gated || !g.empty();
+  report["gate_rule"] = gated ? json(GateRuleName(notes.gate_rule)) : json(nullptr);
   if (const std::optional<AnalysisInfoSpec>& info = notes.analysis_info; info.has_value()) {
     report["analysis"] = {{"relevance_rule", info->relevance_rule},
                           {"data", info->data},
@@ -215,6 +218,16 @@ std::string FormatInspectText(const json& r) {
   out << "config\n";
   for (const auto& [key, value] : c.items()) out << "  " << key << ": " << value.dump() << "\n";
   out << "attention heads kept: " << r["heads"]["kept"] << " of " << r["heads"]["total"] << "\n";
+  if (r["gate_rule"].is_string()) {
+    const bool continuous = r["gate_rule"] == "continuous";
+    out << "gate rule: " << r["gate_rule"].get<std::string>()
+        << (continuous ? " (heads with clamp(sigmoid(log_alpha) * 1.2 - 0.1, 0, 1) > 0 kept, "
+                         "their out_proj columns scaled by it)"
+                       : " (heads with log_alpha > 0 kept, unscaled)")
+        << (r["provenance"]["keep_heads_spec"] != "" ? "; overridden by the keep-heads spec"
+                                                      : "")
+        << "\n";
+  }
   for (const json& a : r["attention"]) {
     std::string indices;
     for (const json& h : a["kept_heads"]) indices += (indices.empty() ? "" : ",") + h.dump();

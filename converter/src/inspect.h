@@ -10,6 +10,7 @@
 //                   "analysis": [] or one per SOURCE head: {"head", "kept", "relevance",
 //                               "confidence", "michel" (numbers, null = not computed),
 //                               "roles": [...]}}, ...],
+//    "gate_rule": null (no gates) or "hard" / "continuous" (Provenance.gate_rule),
 //    "analysis": null or {"relevance_rule", "data", "analysis_sha256"},
 //    "heads": {"kept", "total"},
 //    "tensors": {"count", "bytes"},

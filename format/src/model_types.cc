@@ -17,6 +17,8 @@ constexpr Named<WeightFormat> kWeightFormats[] = {
 constexpr Named<AttentionKind> kAttentionKinds[] = {{AttentionKind::kEncoderSelf, "encoder_self"},
                                                     {AttentionKind::kDecoderSelf, "decoder_self"},
                                                     {AttentionKind::kDecoderCross, "decoder_cross"}};
+constexpr Named<GateRule> kGateRules[] = {{GateRule::kHard, "hard"},
+                                          {GateRule::kContinuous, "continuous"}};
 
 template <typename E, size_t N>
 const char* NameOf(const Named<E> (&table)[N], E value) {
@@ -43,6 +45,7 @@ const char* ActivationName(Activation a) { return NameOf(kActivations, a); }
 const char* DTypeName(DType t) { return NameOf(kDTypes, t); }
 const char* WeightFormatName(WeightFormat f) { return NameOf(kWeightFormats, f); }
 const char* AttentionKindJsonName(AttentionKind kind) { return NameOf(kAttentionKinds, kind); }
+const char* GateRuleName(GateRule r) { return NameOf(kGateRules, r); }
 
 bool ParseActivation(const std::string& name, Activation* out) {
   return Parse(kActivations, name, out);
@@ -50,6 +53,7 @@ bool ParseActivation(const std::string& name, Activation* out) {
 bool ParseWeightFormat(const std::string& name, WeightFormat* out) {
   return Parse(kWeightFormats, name, out);
 }
+bool ParseGateRule(const std::string& name, GateRule* out) { return Parse(kGateRules, name, out); }
 
 size_t DTypeSize(DType t) {
   switch (t) {

@@ -137,7 +137,9 @@ fb::Offset<sc::Tokenizer> BuildTokenizer(fb::FlatBufferBuilder& b, const ModelSp
 fb::Offset<sc::Provenance> BuildProvenance(fb::FlatBufferBuilder& b, const ModelSpec& s) {
   return sc::CreateProvenanceDirect(b, s.source_checkpoint_sha256.c_str(),
                                     s.source_checkpoint_name.c_str(), HEADWISE_VERSION,
-                                    s.keep_heads_spec.c_str(), s.source_dtype.c_str());
+                                    s.keep_heads_spec.c_str(), s.source_dtype.c_str(),
+                                    s.gate_rule == GateRule::kHard ? nullptr
+                                                                   : GateRuleName(s.gate_rule));
 }
 
 void BuildFlatbuffer(fb::FlatBufferBuilder& b, const ModelSpec& s,

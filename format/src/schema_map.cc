@@ -171,6 +171,11 @@ Result<ModelNotes> NotesFromSchema(const sc::Model& m, const std::vector<BlockLa
     notes.converter_version = str(p->converter_version());
     notes.keep_heads_spec = str(p->keep_heads_spec());
     notes.source_dtype = str(p->source_dtype());
+    const std::string rule = str(p->gate_rule());
+    if (!rule.empty() && !ParseGateRule(rule, &notes.gate_rule)) {
+      return InvalidModel("provenance gate_rule: expected hard or continuous, found '" + rule +
+                          "'");
+    }
   }
   return notes;
 }

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "converter/src/sha256.h"
@@ -139,6 +141,61 @@ TEST_F(ConvertTest, GatesStripTheRightRowsAndColumns) {
   EXPECT_EQ(m.blocks[5].kept_heads, (std::vector<uint32_t>{3}));
   // The gate tensors themselves are not model tensors.
   EXPECT_EQ(m.tensors.count(kEnc0 + ".head_gate.log_alpha"), 0u);
+}
+
+TEST_F(ConvertTest, ContinuousGatesAreFoldedIntoOutProjColumns) {
+  CheckpointFixture f = MakeCheckpoint();
+  // Continuous gates g = clamp(sigmoid(a) * 1.2 - 0.1, 0, 1): 1.0 (a = 4), 0 (a = -3, removed),
+  // 0.5 (a = 0), 0.881089 (a = 1.5). Under the hard rule only heads 0 and 3 would stay.
+  const std::vector<float> la = {4.0f, -3.0f, 0.0f, 1.5f};
+  f.SetGate(kEnc0, la);
+  f.config["headwise_gate_rule"] = "continuous";
+  ASSERT_TRUE(Convert(WriteCheckpoint(f)).ok());
+  const ReadBackModel m = Output();
+  EXPECT_EQ(m.blocks[0].kept_heads, (std::vector<uint32_t>{0, 2, 3}));
+  EXPECT_EQ(m.gate_rule, "continuous");
+  const std::vector<float>& out = f.Get(kEnc0 + ".out_proj.weight").values;
+  std::vector<float> expected;
+  for (int r = 0; r < 8; ++r) {
+    for (int h : {0, 2, 3}) {
+      const float s = 1.0f / (1.0f + std::exp(-la[h]));
+      const float g = std::clamp(s * 1.2f - 0.1f, 0.0f, 1.0f);
+      for (int c = 0; c < 2; ++c) expected.push_back(out[r * 8 + 2 * h + c] * g);
+    }
+  }
+  EXPECT_EQ(m.tensors.at(kEnc0 + ".out_proj.weight").values, expected);
+  EXPECT_NE(expected[2], out[4]);  // head 2's columns were scaled by 0.5
+  // q/k/v are stripped, not scaled.
+  const std::vector<float>& q = f.Get(kEnc0 + ".q_proj.weight").values;
+  EXPECT_EQ(std::vector<float>(m.tensors.at(kEnc0 + ".q_proj.weight").values.begin(),
+                               m.tensors.at(kEnc0 + ".q_proj.weight").values.begin() + 16),
+            std::vector<float>(q.begin(), q.begin() + 16));
+
+  // --gate-rule hard overrides the checkpoint's rule: heads 0 and 3, unscaled, nothing stored.
+  ConvertOptions o;
+  o.checkpoint_dir = dir_ / "ckpt";
+  o.output_path = dir_ / "hard.hwm";
+  o.gate_rule = GateRule::kHard;
+  ASSERT_TRUE(ConvertCheckpoint(o).ok());
+  auto hard = ReadBack(dir_ / "hard.hwm");
+  ASSERT_TRUE(hard.ok());
+  EXPECT_EQ(hard->blocks[0].kept_heads, (std::vector<uint32_t>{0, 3}));
+  EXPECT_EQ(hard->gate_rule, "");
+  std::vector<float> unscaled;
+  for (int r = 0; r < 8; ++r) {
+    for (int c : {0, 1, 6, 7}) unscaled.push_back(out[r * 8 + c]);
+  }
+  EXPECT_EQ(hard->tensors.at(kEnc0 + ".out_proj.weight").values, unscaled);
+}
+
+TEST_F(ConvertTest, AnUnknownGateRuleInTheConfigIsAnError) {
+  CheckpointFixture f = MakeCheckpoint();
+  f.config["headwise_gate_rule"] = "soft";
+  auto s = Convert(WriteCheckpoint(f));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("headwise_gate_rule: expected \"hard\" or \"continuous\""),
+            std::string::npos)
+      << s.status().message();
 }
 
 TEST_F(ConvertTest, ZeroHeadBlockKeepsOnlyOutProjBias) {

@@ -35,5 +35,25 @@ TEST(HeadStrip, KeepsTheKeptHeadsColumnsOfOutProj) {
   EXPECT_TRUE(KeepHeadColumns(out, 2, 2, {}).empty());
 }
 
+TEST(HeadStrip, TestTimeGateOfEachRule) {
+  EXPECT_EQ(TestTimeGate(GateRule::kHard, 0.5f), 1.0f);
+  EXPECT_EQ(TestTimeGate(GateRule::kHard, 0.0f), 0.0f);
+  EXPECT_EQ(TestTimeGate(GateRule::kHard, -0.5f), 0.0f);
+  // clamp(sigmoid(a) * 1.2 - 0.1, 0, 1), by hand: sigmoid(0) = 0.5 -> 0.5; sigmoid(1.5) =
+  // 0.817574 -> 0.881089; sigmoid(-2.3) = 0.091123 -> 0.009348; below -log(11) = -2.3979: 0.
+  EXPECT_FLOAT_EQ(TestTimeGate(GateRule::kContinuous, 0.0f), 0.5f);
+  EXPECT_NEAR(TestTimeGate(GateRule::kContinuous, 1.5f), 0.881089f, 1e-6f);
+  EXPECT_NEAR(TestTimeGate(GateRule::kContinuous, -2.3f), 0.009348f, 1e-6f);
+  EXPECT_EQ(TestTimeGate(GateRule::kContinuous, -2.5f), 0.0f);
+  EXPECT_EQ(TestTimeGate(GateRule::kContinuous, 3.0f), 1.0f);
+}
+
+TEST(HeadStrip, ScaleHeadColumnsMultipliesEachHeadsColumns) {
+  // [2, 4]: 2 kept heads of size 2; head 0 times 0.5, head 1 times 2.
+  std::vector<float> m = {1, 2, 3, 4, 5, 6, 7, 8};
+  ScaleHeadColumns(&m, 2, 2, {0.5f, 2.0f});
+  EXPECT_EQ(m, (std::vector<float>{0.5f, 1, 6, 8, 2.5f, 3, 14, 16}));
+}
+
 }  // namespace
 }  // namespace headwise::convert

@@ -41,6 +41,37 @@ TEST(Inspect, ReportsAWriterModel) {
   EXPECT_NE(text.find("attention heads kept: 7 of 16"), std::string::npos) << text;
 }
 
+TEST(Inspect, ShowsTheGateRule) {
+  testing::TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  ModelSpec spec = testing::MakeSpec({{1, 3}, {}, {0}, {0, 1, 2, 3}});
+  ASSERT_TRUE(WriteModelFile(spec, dir / "none.hwm", {}).ok());
+  auto none = InspectModelFile(dir / "none.hwm");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE((*none)["gate_rule"].is_null());  // no gates, no rule
+  EXPECT_EQ(FormatInspectText(*none).find("gate rule"), std::string::npos);
+
+  spec.gate_log_alpha.assign(spec.blocks.size(), {});
+  for (size_t i = 0; i < spec.blocks.size(); ++i) {
+    for (uint32_t h = 0; h < spec.blocks[i].original_num_heads; ++h) {
+      bool kept = false;
+      for (uint32_t k : spec.blocks[i].kept_heads) kept = kept || k == h;
+      spec.gate_log_alpha[i].push_back(kept ? 1.0f : -3.0f);
+    }
+  }
+  for (GateRule rule : {GateRule::kHard, GateRule::kContinuous}) {
+    spec.gate_rule = rule;
+    const std::string path = dir / (std::string(GateRuleName(rule)) + ".hwm");
+    ASSERT_TRUE(WriteModelFile(spec, path, {}).ok());
+    auto r = InspectModelFile(path);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ((*r)["gate_rule"], GateRuleName(rule));
+    const std::string text = FormatInspectText(*r);
+    EXPECT_NE(text.find(std::string("gate rule: ") + GateRuleName(rule) + " ("), std::string::npos)
+        << text;
+  }
+}
+
 TEST(Inspect, UnreadableFileIsAnIoError) {
   auto r = InspectModelFile("/nonexistent/m.hwm");
   ASSERT_FALSE(r.ok());

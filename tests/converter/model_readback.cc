@@ -63,6 +63,7 @@ Result<ReadBackModel> ReadBack(const std::string& path) {
   out.source_sha256 = Str(p.source_checkpoint_sha256());
   out.source_name = Str(p.source_checkpoint_name());
   out.converter_version = Str(p.converter_version());
+  out.gate_rule = Str(p.gate_rule());
   return out;
 }
 

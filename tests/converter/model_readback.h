@@ -34,6 +34,7 @@ struct ReadBackModel {
   std::string source_spm, target_spm;
   int32_t unk_token_id = -1;
   std::string keep_heads_spec, source_dtype, source_sha256, source_name, converter_version;
+  std::string gate_rule;  // Provenance.gate_rule as stored ("" when absent)
 };
 
 Result<ReadBackModel> ReadBack(const std::string& path);

@@ -41,6 +41,28 @@ def test_confidence_and_positional_on_known_weights():
     assert cross.positional() == [None, None] and cross.rare_word() == [None, None]
 
 
+def test_attention_sinks_share_of_mass_on_the_first_token_and_eos():
+    # Two sentences of 4 keys; sentence 2 is padded (its EOS at key 2, key 3 is padding).
+    # Head 0 puts 0.6 on key 0 and 0.1 on each other key; head 1 0.7 on key 1, 0.1 elsewhere.
+    probs = one_hot([[[0, 0, 0, 0], [1, 1, 1, 1]]] * 2, 4, torch.tensor([[[0.7], [0.7]]]))
+    probs[:, 0] = torch.tensor([0.6, 0.1, 0.1, 0.2])  # head 0, every query
+    eos = torch.tensor([[False, False, False, True], [False, False, True, False]])
+    queries = torch.tensor([[True, True, True, False], [True, True, False, False]])
+    st = stats.BlockStats("decoder_cross", 2)
+    st.update(probs, queries, eos_keys=eos)
+    # Head 0: first 0.6; EOS 0.2 (sentence 1) and 0.1 (sentence 2), over 3 + 2 queries.
+    # Head 1: first 0.1; EOS 0.1 in both.
+    s = st.sink()
+    assert s["first"] == pytest.approx([0.6, 0.1])
+    assert s["eos"] == pytest.approx([(3 * 0.2 + 2 * 0.1) / 5, 0.1])
+    assert s["share"] == pytest.approx([0.6 + (3 * 0.2 + 2 * 0.1) / 5, 0.2])
+    # Without EOS keys (decoder self-attention) the share is the first key's alone.
+    dec = stats.BlockStats("decoder_self", 2)
+    dec.update(probs, queries)
+    assert dec.sink()["share"] == pytest.approx(dec.sink()["first"]) and \
+        dec.sink()["eos"] == [0.0, 0.0]
+
+
 def test_rare_word_hits_the_least_frequent_token():
     freq = torch.tensor([0, 900, 5, 700, 3, 3, 800])   # id 0 = EOS
     ranks = stats.frequency_ranks(freq)

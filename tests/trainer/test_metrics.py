@@ -177,3 +177,65 @@ def test_scores_by_length_scores_each_bucket_alone():
     assert got["6-15"]["bleu"] == round(corpus_bleu(hyps[1::2], refs[1::2]).score, 2)
     with pytest.raises(ValueError):
         scores_by_length(sources[:3], hyps, refs)
+
+
+def test_segment_stats_sum_to_the_corpus_bleu():
+    from headwise_trainer.metrics import bleu_of_stats, bleu_segment_stats
+    hyps = ["The cat sat on the mat.", "A dog, barking loudly", "x"]
+    refs = ["The cat sat on a mat.", "The dog was barking loudly.", "x y"]
+    stats = bleu_segment_stats(hyps, refs)
+    summed = [sum(col) for col in zip(*stats)]
+    assert bleu_of_stats(summed) == corpus_bleu(hyps, refs).score
+    assert stats[2] == [1, 2, 1, 0, 0, 0, 1, 0, 0, 0]
+
+
+def test_paired_bootstrap_against_a_hand_computation():
+    """Three segments, three given resamples; every BLEU computed here by hand from the
+    n-gram counts (sacreBLEU's formula: exp smoothing halves the missing counts)."""
+    from headwise_trainer.metrics import bleu_segment_stats, paired_bootstrap
+    refs = ["a b c d", "a c", "x y z w"]
+    system = ["a b c d", "a b", "x y z w"]
+    control = ["a b c e", "a c", "x y z"]
+    s, c = bleu_segment_stats(system, refs), bleu_segment_stats(control, refs)
+    assert s == [[4, 4, 4, 3, 2, 1, 4, 3, 2, 1], [2, 2, 1, 0, 0, 0, 2, 1, 0, 0],
+                 [4, 4, 4, 3, 2, 1, 4, 3, 2, 1]]
+    assert c == [[4, 4, 3, 2, 1, 0, 4, 3, 2, 1], [2, 2, 2, 1, 0, 0, 2, 1, 0, 0],
+                 [3, 4, 3, 2, 1, 0, 3, 2, 1, 0]]
+
+    def bleu(precisions, sys_len, ref_len):
+        bp = 1.0 if sys_len >= ref_len else math.exp(1 - ref_len / sys_len)
+        return bp * math.exp(sum(math.log(p) for p in precisions) / 4)
+
+    # Resample [0, 1, 2] (all segments) and [2, 1, 0] (the same sums).
+    s_all = bleu([90, 600 / 7, 100, 100], 10, 10)
+    c_all = bleu([800 / 9, 500 / 6, 200 / 3, 100 / 2], 9, 10)  # 4-grams 0/1: 1/(2*1)
+    # Resample [0, 0, 2]: the system is perfect; the control's 4-grams 0/2 -> 1/(2*2).
+    s_002 = 100.0
+    c_002 = bleu([900 / 11, 600 / 8, 300 / 5, 100 / 4], 11, 12)
+    got = paired_bootstrap(s, c, indices=[[0, 1, 2], [0, 0, 2], [2, 1, 0]])
+    deltas = sorted([s_all - c_all, s_002 - c_002, s_all - c_all])
+    assert got["delta"] == pytest.approx(s_all - c_all)
+    assert got["delta_mean"] == pytest.approx(sum(deltas) / 3)
+    # 3 resamples: 3 // 40 = 0, so the interval is [min, max].
+    assert got["delta_low"] == pytest.approx(deltas[0])
+    assert got["delta_high"] == pytest.approx(deltas[-1])
+    assert got["delta_ci"] == pytest.approx((deltas[-1] - deltas[0]) / 2)
+    assert got["system_mean"] == pytest.approx((2 * s_all + s_002) / 3)
+    assert got["control_mean"] == pytest.approx((2 * c_all + c_002) / 3)
+    # p: centred |d| = |d| - mean|d|; count those above the observed |d|, (c + 1) / (N + 1).
+    absd = [abs(s_all - c_all), abs(s_002 - c_002), abs(s_all - c_all)]
+    centred = [a - sum(absd) / 3 for a in absd]
+    count = sum(x > abs(s_all - c_all) for x in centred)
+    assert got["p_value"] == pytest.approx((count + 1) / 4)
+    assert got["samples"] == 3
+
+
+def test_bootstrap_indices_are_sacrebleus_draw():
+    import numpy as np
+    from headwise_trainer.metrics import bootstrap_indices
+    idx = bootstrap_indices(7, 5)
+    want = np.random.default_rng(12345).choice(7, size=(5, 7), replace=True)
+    assert idx.shape == (5, 7) and (idx == want).all()
+    with pytest.raises(ValueError, match="same non-zero number of segments"):
+        from headwise_trainer.metrics import paired_bootstrap
+        paired_bootstrap([[1] * 10], [[1] * 10, [1] * 10])

@@ -245,3 +245,91 @@ def scores_by_length(sources: Sequence[str], hyps: Sequence[str],
         out[name] = {"sentences": len(idx), "bleu": round(corpus_bleu(h, r).score, 2),
                      "chrf": round(corpus_chrf(h, r), 2)}
     return out
+
+
+# ---- Paired bootstrap resampling (sacreBLEU 2.x, sacrebleu/significance.py) ---------------
+#
+# sacreBLEU's paired bootstrap test (`sacrebleu --paired-bs`): segment statistics per system;
+# N_SAMPLES resamples of the segment indices, drawn once as
+# numpy.random.default_rng(SEED).choice(n, size=(N_SAMPLES, n), replace=True) and used for
+# both systems (that is what makes it paired); each resample's score from its summed
+# statistics. sacreBLEU reports each system's mean +- ci with estimate_ci (sort the resampled
+# scores, lower = the (N // 40)-th, upper = the (N - N // 40 - 1)-th, ci = (upper - lower) / 2)
+# and the p-value (c + 1) / (N + 1), c = the resamples whose centred |difference|
+# (|d_i| - mean |d|) exceeds the observed |difference|. For a "vs control" difference we
+# apply the same estimate_ci to the resampled differences d_i = score_i(system) -
+# score_i(control): the 95% interval is [lower, upper] of the sorted d_i.
+BOOTSTRAP_SAMPLES = 1000
+BOOTSTRAP_SEED = 12345
+
+
+def bleu_segment_stats(hyps: Sequence[str], refs: Sequence[str],
+                       max_order: int = MAX_NGRAM_ORDER) -> List[List[int]]:
+    """Per segment [sys_len, ref_len, correct_1..N, total_1..N] (sacreBLEU's BLEU statistics);
+    their sums give corpus_bleu."""
+    _check_lengths(hyps, refs)
+    out = []
+    for hyp, ref in zip(hyps, refs):
+        h = tokenize_13a(hyp.rstrip()).split()
+        r = tokenize_13a(ref.rstrip()).split()
+        r_ngrams = _word_ngrams(r, max_order)
+        correct, total = [0] * max_order, [0] * max_order
+        for ng, cnt in _word_ngrams(h, max_order).items():
+            total[len(ng) - 1] += cnt
+            correct[len(ng) - 1] += min(cnt, r_ngrams.get(ng, 0))
+        out.append([len(h), len(r)] + correct + total)
+    return out
+
+
+def bleu_of_stats(summed: Sequence[float]) -> float:
+    """BLEU of summed segment statistics (bleu_segment_stats' layout)."""
+    order = (len(summed) - 2) // 2
+    return bleu_from_stats([int(x) for x in summed[2:2 + order]],
+                           [int(x) for x in summed[2 + order:]], int(summed[0]),
+                           int(summed[1])).score
+
+
+def bootstrap_indices(n_segments: int, n_samples: int = BOOTSTRAP_SAMPLES,
+                      seed: int = BOOTSTRAP_SEED):
+    """The resampled segment indices [n_samples, n_segments], as sacreBLEU draws them."""
+    import numpy as np
+    return np.random.default_rng(seed).choice(n_segments, size=(n_samples, n_segments),
+                                              replace=True)
+
+
+def estimate_ci(scores) -> Tuple[float, float, float, float]:
+    """sacreBLEU's estimate_ci: (mean, ci, lower, upper) of resampled scores."""
+    import numpy as np
+    s = np.sort(np.asarray(scores, dtype=np.float64))
+    lo = len(s) // 40
+    lower, upper = float(s[lo]), float(s[len(s) - lo - 1])
+    return float(s.mean()), 0.5 * (upper - lower), lower, upper
+
+
+def paired_bootstrap(system_stats: Sequence[Sequence[int]],
+                     control_stats: Sequence[Sequence[int]], indices=None) -> dict:
+    """BLEU of a system against a control on the same segments, with sacreBLEU's paired
+    bootstrap: {"delta", "delta_mean", "delta_ci", "delta_low", "delta_high" (the 95% interval
+    of the difference), "system_mean", "system_ci", "control_mean", "control_ci", "p_value",
+    "samples", "seed"}. ``indices`` (default bootstrap_indices) are the resamples."""
+    import numpy as np
+    if len(system_stats) != len(control_stats) or not len(system_stats):
+        raise ValueError(f"paired bootstrap: expected the same non-zero number of segments, "
+                         f"found {len(system_stats)} and {len(control_stats)}")
+    idx = bootstrap_indices(len(system_stats)) if indices is None else np.asarray(indices)
+    sys_np = np.asarray(system_stats, dtype=np.float32)
+    ctl_np = np.asarray(control_stats, dtype=np.float32)
+    sys_scores = np.array([bleu_of_stats(x.sum(0)) for x in sys_np[idx]])
+    ctl_scores = np.array([bleu_of_stats(x.sum(0)) for x in ctl_np[idx]])
+    observed = bleu_of_stats(sys_np.sum(0)) - bleu_of_stats(ctl_np.sum(0))
+    d_mean, d_ci, d_low, d_high = estimate_ci(sys_scores - ctl_scores)
+    s_mean, s_ci, _, _ = estimate_ci(sys_scores)
+    c_mean, c_ci, _, _ = estimate_ci(ctl_scores)
+    abs_diff = np.abs(sys_scores - ctl_scores)
+    centred = abs_diff - abs_diff.mean()
+    p = (int(np.sum(centred > abs(observed))) + 1) / (len(centred) + 1)
+    return {"delta": observed, "delta_mean": d_mean, "delta_ci": d_ci, "delta_low": d_low,
+            "delta_high": d_high, "system_mean": s_mean, "system_ci": s_ci,
+            "control_mean": c_mean, "control_ci": c_ci, "p_value": p,
+            "samples": int(idx.shape[0]),
+            "seed": BOOTSTRAP_SEED if indices is None else None}

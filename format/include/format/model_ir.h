@@ -52,6 +52,9 @@ struct ModelSpec {
   // Source gate log_alpha per block (length original_num_heads), or empty (no gate) per block;
   // either empty or one entry per block.
   std::vector<std::vector<float>> gate_log_alpha;
+  // The rule that turned gate_log_alpha into kept heads (and, continuous, out_proj scales);
+  // stored as Provenance.gate_rule "continuous", nothing for kHard.
+  GateRule gate_rule = GateRule::kHard;
 
   // Per-head analysis: empty (none), or one entry per block, each with exactly
   // original_num_heads entries in source order (source_head == index). Written with

@@ -32,12 +32,20 @@ enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 // final_logits_bias stay F32 in every format (format/weight_format.h applies it).
 enum class WeightFormat : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 
+// The test-time rule of a checkpoint's Hard Concrete head gates (trainer gates.py):
+//   kHard:       a head is kept when log_alpha > 0, unscaled.
+//   kContinuous: the gate is g = clamp(sigmoid(log_alpha) * 1.2 - 0.1, 0, 1); a head is kept
+//                when g > 0 and its out_proj columns are multiplied by g.
+enum class GateRule : uint8_t { kHard = 0, kContinuous = 1 };
+
 // "relu", "swish", "gelu"; "unknown" for a value outside the enum.
 const char* ActivationName(Activation a);
 // "F32", "F16", "I8" (the schema's names); "unknown" outside the enum.
 const char* DTypeName(DType t);
 // "fp32", "fp16", "int8"; "unknown" outside the enum.
 const char* WeightFormatName(WeightFormat f);
+// "hard", "continuous"; "unknown" outside the enum.
+const char* GateRuleName(GateRule r);
 // "encoder_self", "decoder_self", "decoder_cross": the kind's name in JSON documents (inspect
 // reports, the trainer's analysis.json); "unknown" for a value outside the enum.
 const char* AttentionKindJsonName(AttentionKind kind);
@@ -45,6 +53,7 @@ const char* AttentionKindJsonName(AttentionKind kind);
 // The inverse of the names above; false (and *out untouched) for any other string.
 bool ParseActivation(const std::string& name, Activation* out);
 bool ParseWeightFormat(const std::string& name, WeightFormat* out);
+bool ParseGateRule(const std::string& name, GateRule* out);
 
 // Bytes per element; 0 for a value outside the enum.
 size_t DTypeSize(DType t);

@@ -55,11 +55,13 @@ struct ModelNotes {
   std::string converter_version;
   std::string keep_heads_spec;
   std::string source_dtype;
+  GateRule gate_rule = GateRule::kHard;  // Provenance.gate_rule (absent = hard)
 };
 
 // `blocks` are BlocksFromSchema(m)'s. Errors (kInvalidModel, naming the block): a block's gates
 // or analysis not of one entry per source head, an analysis entry missing or not for the source
-// head of its index ("decoder self-attention layer 0: 3 gate values for 4 source heads").
+// head of its index ("decoder self-attention layer 0: 3 gate values for 4 source heads"); a
+// provenance gate_rule other than "hard" or "continuous".
 Result<ModelNotes> NotesFromSchema(const schema::Model& m, const std::vector<BlockLayout>& blocks);
 
 // The format the weight matrices are stored in: the dtype of every 2-D tensor but

@@ -96,9 +96,11 @@ def analyse(model: MarianMTModel, sources: Sequence[Sequence[int]],
             keys = batch.attention_mask.bool() & (batch.input_ids != eos)
             rare, rare_ok = stats.rarest_tokens(batch.input_ids, keys, freq, ranks,
                                                 opts.rare_min_rank)
+        src_eos = batch.attention_mask.bool() & (batch.input_ids == eos)
         for block in traces[0].blocks:
             res.blocks[block.name].update(block.probs, _queries(block.kind, batch, eos),
-                                          rare, rare_ok)
+                                          rare, rare_ok,
+                                          None if block.kind == "decoder_self" else src_eos)
         del traces
         refs = lrp.Batch.make(model, src, [list(map(int, references[i])) for i in chunk])
         michel.michel_importance(model, refs, mich)

@@ -9,7 +9,8 @@ names below are a contract: fields may be added, never renamed or removed.
      "thresholds": {"positional": 0.9, ...},
      "blocks": [{"kind", "layer", "source_heads", "name",
                  "heads": [{"head", "gate_open", "relevance", ["relevance_z" |
-                            "relevance_attnlrp"], "relevance_signed", "confidence", "michel",
+                            "relevance_attnlrp"], "relevance_signed", "confidence",
+                            "sink", "sink_first", "sink_eos", "michel",
                             "positional": {"offset", "fraction"} | null,
                             "rare_word": float | null, "syntactic": {...} | null,
                             "roles": [...]}]}]}
@@ -46,7 +47,7 @@ def build(model: MarianMTModel, res: Result, rule: str, checkpoint: dict, data: 
     blocks = []
     for name, kind, layer, attn in model.attention_blocks():
         st = res.blocks[name]
-        conf, pos, rare = st.confidence(), st.positional(), st.rare_word()
+        conf, pos, rare, sink = st.confidence(), st.positional(), st.rare_word(), st.sink()
         if res.syntactic is not None and kind == "encoder_self":
             syn, syn_roles = res.syntactic.result(name, thresholds["syntactic_min_instances"],
                                                   thresholds["syntactic_margin"])
@@ -61,6 +62,9 @@ def build(model: MarianMTModel, res: Result, rule: str, checkpoint: dict, data: 
                     entry[f"relevance_{other}"] = _r(res.relevance[other][name][h])
             entry["relevance_signed"] = _r(res.relevance_signed[rule][name][h])
             entry["confidence"] = _r(conf[h])
+            entry["sink"] = _r(sink["share"][h])
+            entry["sink_first"] = _r(sink["first"][h])
+            entry["sink_eos"] = _r(sink["eos"][h])
             entry["michel"] = _r(res.michel[name][h])
             p = pos[h]
             entry["positional"] = None if p is None else {"offset": p["offset"],
@@ -112,6 +116,9 @@ def methods(rule: str, rules: List[str]) -> dict:
                        "|gradient| per sentence, mean over sentences",
         "confidence": "mean max attention weight over query tokens; EOS queries and the first "
                       "decoder self-attention query (which sees only itself) excluded",
+        "sink": "mean attention mass on the first key (first source token; decoder self: the "
+                "start token) or the source EOS, over the queries confidence counts; "
+                "sink_first, sink_eos: each part alone",
         "positional": "most frequent relative offset of the max-weight key (self-attention "
                       "only) and its share of the queries",
         "rare_word": "share of queries whose max-weight key is the sentence's least frequent "

@@ -15,6 +15,10 @@ over the batches of a teacher-forced pass on the generated translations.
                token is outside the MIN_RANK most frequent. Encoder self-attention only: the
                frequencies are of source tokens and the paper's rare-word head is an encoder
                head; a decoder-encoder query attends to the rare word only when translating it.
+  sink         attention sinks: the share of the head's attention mass on the first key (the
+               first source token; in decoder self-attention the decoder start token) or on
+               the source EOS (encoder self and decoder-encoder attention), averaged over the
+               queries confidence counts; also each part alone (sink_first, sink_eos).
 """
 from __future__ import annotations
 
@@ -40,22 +44,37 @@ class BlockStats:
     rare_hits: torch.Tensor = None
     rare_n: int = 0
     rare_sentences: int = 0
+    sink_sum: torch.Tensor = None        # mass on the first key or EOS, per head
+    sink_first_sum: torch.Tensor = None
+    sink_eos_sum: torch.Tensor = None
 
     def __post_init__(self):
         self.conf_sum = torch.zeros(self.num_heads, dtype=torch.float64)
         self.rare_hits = torch.zeros(self.num_heads, dtype=torch.float64)
+        self.sink_sum = torch.zeros(self.num_heads, dtype=torch.float64)
+        self.sink_first_sum = torch.zeros(self.num_heads, dtype=torch.float64)
+        self.sink_eos_sum = torch.zeros(self.num_heads, dtype=torch.float64)
 
     def update(self, probs: torch.Tensor, queries: torch.Tensor,
                rare_keys: Optional[torch.Tensor] = None,
-               rare_sentences: Optional[torch.Tensor] = None) -> None:
+               rare_sentences: Optional[torch.Tensor] = None,
+               eos_keys: Optional[torch.Tensor] = None) -> None:
         """``probs`` [B, H, T, S]; ``queries`` [B, T] bool: the query positions counted;
         ``rare_keys`` [B, S] bool: the rarest source tokens (encoder self only) and
-        ``rare_sentences`` [B] bool: sentences whose rarest token counts."""
+        ``rare_sentences`` [B] bool: sentences whose rarest token counts; ``eos_keys`` [B, S]
+        bool: the keys holding the source EOS (None: no EOS among the keys)."""
         probs = probs.detach()
         top, arg = probs.max(dim=-1)                             # [B, H, T]
         q = queries[:, None, :].expand_as(top)
         self.conf_sum += (top * q).sum(dim=(0, 2)).double()
         self.conf_n += int(queries.sum())
+        first = torch.zeros(probs.shape[0], probs.shape[3], dtype=torch.bool)
+        first[:, 0] = True
+        eos = torch.zeros_like(first) if eos_keys is None else eos_keys.bool()
+        for acc, keys in ((self.sink_first_sum, first), (self.sink_eos_sum, eos),
+                          (self.sink_sum, first | eos)):
+            mass = (probs * keys[:, None, None, :]).sum(dim=-1)  # [B, H, T]
+            acc += (mass * q).sum(dim=(0, 2)).double()
         if self.kind in ("encoder_self", "decoder_self"):
             pos = torch.arange(probs.shape[2])[None, None, :]
             off = arg - pos
@@ -72,6 +91,12 @@ class BlockStats:
 
     def confidence(self) -> List[float]:
         return (self.conf_sum / max(self.conf_n, 1)).tolist()
+
+    def sink(self) -> dict:
+        """{"share", "first", "eos"} -> per head mean attention mass on those keys."""
+        n = max(self.conf_n, 1)
+        return {"share": (self.sink_sum / n).tolist(), "first": (self.sink_first_sum / n).tolist(),
+                "eos": (self.sink_eos_sum / n).tolist()}
 
     def positional(self) -> List[Optional[dict]]:
         if self.kind not in ("encoder_self", "decoder_self") or self.pos_n == 0:
