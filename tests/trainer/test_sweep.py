@@ -16,7 +16,8 @@ from headwise_trainer.import_model import load_start_model  # noqa: E402
 from headwise_trainer.keep_heads import apply_spec, parse_spec  # noqa: E402
 from headwise_trainer.sweep import SweepError, plan, read_analysis  # noqa: E402
 from headwise_trainer.sweep_layout import layout_spec, top_k_layout  # noqa: E402
-from headwise_trainer.sweep_goals import goals  # noqa: E402
+from headwise_trainer.sweep_claims import verdict_rows  # noqa: E402
+from headwise_trainer.sweep_points import Comparisons, control_of  # noqa: E402
 from headwise_trainer.train import run_training  # noqa: E402
 from test_train import corpus, train_args  # noqa: E402,F401
 
@@ -28,8 +29,12 @@ PRUNE_ARGS = ("--steps 3 --warmup 2 --max-tokens 120 --checkpoint-every 2 --log-
 
 def test_plan_names_and_order():
     assert plan(["enc", "all"], [0.04, 0, 0.015]) == [
-        ("enc-0", "enc", 0), ("all-0", "all", 0), ("enc-0.015", "enc", 0.015),
-        ("all-0.015", "all", 0.015), ("enc-0.04", "enc", 0.04), ("all-0.04", "all", 0.04)]
+        ("enc-0", "enc", 0, 1), ("all-0", "all", 0, 1), ("enc-0.015", "enc", 0.015, 1),
+        ("all-0.015", "all", 0.015, 1), ("enc-0.04", "enc", 0.04, 1),
+        ("all-0.04", "all", 0.04, 1)]
+    assert plan(["enc"], [0.01, 0], "s100", seeds=[1, 2]) == [
+        ("enc-0-s100", "enc", 0, 1), ("enc-0.01-s100", "enc", 0.01, 1),
+        ("enc-0-s100-seed2", "enc", 0, 2), ("enc-0.01-s100-seed2", "enc", 0.01, 2)]
     with pytest.raises(SweepError, match="unknown setting"):
         plan(["dec"], [0.1])
 
@@ -115,46 +120,111 @@ def test_sweep_trains_scores_resumes_and_reports(corpus, tmp_path):
     m = load_start_model(str(base)).model
     (tmp_path / "analysis.json").write_text(json.dumps(analysis_for(m, lambda n, h: float(h))))
     sweep("rank", *common, "--analysis", str(tmp_path / "analysis.json"), "--model", str(base),
-          "--scores", "relevance", "--enc-keep", "2", "--all-keep", "3")
+          "--scores", "relevance,random", "--random-orders", "2", "--enc-keep", "2",
+          "--all-keep", "3", "--searches", "greedy,beam4")
     r = json.loads((root / "rank" / "relevance-all-3.json").read_text())
     assert r["heads_kept"]["kept"] == 3 and r["score"] == "relevance"
+    assert set(r["searches"]) == {"greedy", "beam4"} and len(r["segment_stats"]["beam4"]) == 6
+    r1 = json.loads((root / "rank" / "random1-enc-2.json").read_text())
+    r2 = json.loads((root / "rank" / "random2-enc-2.json").read_text())
+    assert r1["score"] == r2["score"] == "random" and r1["layout"] != r2["layout"]
     assert json.loads((root / "rank" / "relevance-enc-2.json").read_text())["layout"][
         "model.encoder.layers.0.self_attn"] == [3]  # the two heads with score 3, layer 0 first
 
     md = tmp_path / "results.md"
     sweep("report", "--root", str(root), "--out-dir", str(tmp_path / "out"), "--md", str(md))
     text = md.read_text()
-    assert "| enc-0.5 |" in text and "LRP relevance" in text and "from scratch" in text
-    assert "all-0.015 (not run)" in text  # missing points are listed
+    assert "| enc-0.5 |" in text and "| relevance |" in text and "random (2 orders)" in text
+    assert "from scratch" in text and "## Verdicts" in text
     assert (tmp_path / "out" / "en-de-sweep.png").stat().st_size > 1000
     doc = json.loads((tmp_path / "out" / "en-de-sweep.json").read_text())
-    assert len(doc["points"]) == 5
+    assert len(doc["points"]) == 3 + 2 + 4  # base, enc-0.5, scratch; relevance x 2, random x 4
+    assert all("segment_stats" not in p for p in doc["points"])
 
 
-def point(name, setting, lam, enc, dec, cross, bleu, steps=250):
-    return {"kind": "l0", "name": name, "setting": setting, "lambda": lam, "bleu": bleu,
-            "run": {"steps": steps},
+def point(name, setting, lam, enc, dec, cross, bleu, steps=250, seed=1, kind="l0", **kw):
+    return {"kind": kind, "name": name, "setting": setting, "lambda": lam, "bleu": bleu,
+            "chrf": 50.0, "seed": seed, "run": {"steps": steps},
             "heads_kept": {"encoder_self": [enc], "decoder_self": [dec],
-                           "decoder_cross": [cross]}}
+                           "decoder_cross": [cross]},
+            "heads_source": {"encoder_self": 48, "decoder_self": 24, "decoder_cross": 24},
+            "layout": {"enc": list(range(enc)), "dec": list(range(dec)),
+                       "cross": list(range(cross))}, **kw}
 
 
-def test_goal_verdicts_use_the_control_of_the_same_budget():
+def test_controls_same_budget_setting_and_seed():
     pts = [point("all-0", "all", 0, 48, 24, 24, 25.0),
+           point("all-0-seed2", "all", 0, 48, 24, 24, 25.2, seed=2),
            point("enc-0.01", "enc", 0.01, 10, 24, 24, 24.6),
-           point("all-0.04", "all", 0.04, 12, 6, 6, 23.9),
-           point("all-0.02", "all", 0.02, 4, 8, 12, 24.5),
-           point("all-0-s100", "all", 0, 48, 24, 24, 22.0, steps=100),
-           point("all-0.02-s100", "all", 0.02, 4, 8, 12, 21.5, steps=100)]
-    g = "\n".join(goals(pts))
-    at250, at100 = g.split("After 100")
-    assert "**met**: enc-0.01 keeps 10/48" in at250 and "-0.40" in at250
-    assert "which also trains the decoder" in at250
-    assert "<= 12/6/6 heads): **not met**, all-0.04" in at250
-    assert "in total: **met**, all-0.02 keeps 4/8/12 at BLEU 24.5, -0.50" in at250
-    assert "all-0.02-s100 keeps 4/8/12 at BLEU 21.5, -0.50 against the lambda-0 control " \
-        "all-0-s100 (22.0)" in at100
-    assert "1. 10 of 48 encoder heads at <= 0.5 BLEU below the full model: **open**" in at100
-    pts[1]["bleu"] = 24.4
-    assert "**not met**: enc-0.01" in "\n".join(goals(pts))
+           point("all-0.04-seed2", "all", 0.04, 12, 6, 6, 23.9, seed=2),
+           point("all-0.04-seed3", "all", 0.04, 12, 6, 6, 23.9, seed=3),
+           point("all-0.02-s100", "all", 0.02, 4, 8, 12, 21.5, steps=100),
+           point("all-0-s100", "all", 0, 48, 24, 24, 22.0, steps=100)]
+    by = {p["name"]: p for p in pts}
+    assert control_of(pts, by["enc-0.01"])["name"] == "all-0"  # no encoder-only control
+    assert control_of(pts, by["all-0.04-seed2"])["name"] == "all-0-seed2"
+    assert control_of(pts, by["all-0.04-seed3"])["name"] == "all-0"  # seed 1's
+    assert control_of(pts, by["all-0.02-s100"])["name"] == "all-0-s100"
     pts.append(point("enc-0", "enc", 0, 48, 24, 24, 24.5))
-    assert "-0.10 against the encoder-only lambda-0 control enc-0" in "\n".join(goals(pts))
+    assert control_of(pts, by["enc-0.01"])["name"] == "enc-0"
+
+
+def test_verdicts_from_records_with_bootstrap_intervals():
+    # Segment statistics of 4 sentences: the control perfect, the pruned point one word off
+    # in one sentence, so the difference and its interval are negative.
+    perfect = [[4, 4, 4, 3, 2, 1, 4, 3, 2, 1]] * 4
+    worse = [[4, 4, 3, 2, 1, 0, 4, 3, 2, 1]] + perfect[1:]
+    seg = lambda s: {"greedy": s}  # noqa: E731
+    pts = [point("enc-0", "enc", 0, 48, 24, 24, 25.0, segment_stats=seg(perfect)),
+           point("enc-0.01", "enc", 0.01, 10, 24, 24, 24.6, segment_stats=seg(worse),
+                 gates={"unsettled": 2, "settle_margin": 1.0}),
+           point("all-0", "all", 0, 48, 24, 24, 25.0, segment_stats=seg(perfect)),
+           point("all-0.04", "all", 0.04, 12, 6, 6, 23.0, segment_stats=seg(worse)),
+           point("all-0.08", "all", 0.08, 6, 4, 8, 22.0)]
+    rows = {r[0].split(":")[0]: r for r in verdict_rows(pts, Comparisons(), "greedy", None)}
+    enc = rows["Encoder self-attention"]
+    diff = Comparisons().diff(pts[1], pts[0], "greedy")
+    assert diff["delta_high"] <= 0 and diff["delta_low"] < 0
+    want = "met" if diff["delta"] >= -0.5 else "not met"
+    assert enc[2] == want and "enc-0.01: 10/48 encoder heads" in enc[3]
+    assert "2 gate(s) not settled" in enc[3] and f"{diff['delta']:+.2f} [" in enc[3]
+    quarter = rows["All three types"]
+    assert quarter[2] in ("met", "not met") and "all-0.08" in quarter[3] or "all-0.04" in quarter[3]
+    order = rows["Encoder self-attention heads go first, decoder-encoder heads resist most (met"]
+    # all-0.04 keeps 25%/25%/25%: encoder self is not below the others' minimum? it is equal ->
+    # met needs enc <= min(dec, cross) and cross >= max(enc, dec): 25% each holds.
+    assert order[2] == "met" and "all-0.04 keeps 25%/25%/25%" in order[3]
+    pts[-1]["heads_kept"]["encoder_self"] = [20]  # 42% encoder, 17% decoder self: not met
+    rows = {r[0].split(":")[0]: r for r in verdict_rows(pts, Comparisons(), "greedy", None)}
+    assert rows["Encoder self-attention heads go first, decoder-encoder heads resist most "
+                "(met"][2] == "not met"
+    assert rows["Pruning a trained model beats training the same layout from scratch (met"][2] \
+        == "not measurable"
+    assert rows["A head ranking is better than chance (met"][2] == "not measurable"
+    sinks = [r for r in verdict_rows(pts, Comparisons(), "greedy", None) if "Sink" in r[0]][0]
+    assert sinks[2] == "not measurable"
+
+
+def test_rank_against_random_and_sinks_against_closed_heads():
+    def rank(name, score, k, b):
+        return point(name, "enc", None, k, 24, 24, b, kind="rank", score=score, keep=k)
+    pts = [point("base", "all", None, 48, 24, 24, 25.0, kind="reference"),
+           rank("relevance-enc-10", "relevance", 10, 20.0),
+           rank("michel-enc-10", "michel", 10, 15.0)]
+    pts += [rank(f"random{i}-enc-10", "random", 10, 16.0 + i) for i in range(1, 4)]
+    rows = {r[0].split(" (")[0]: r for r in verdict_rows(pts, Comparisons(), "greedy", None)}
+    row = rows["A head ranking is better than chance"]
+    assert row[2] == "not met"
+    assert "relevance above all random orders at 1 of 1" in row[3]
+    assert "michel above all random orders at 0 of 1" in row[3]
+    # Sinks: block "enc" has 4 heads; the L0 point closed heads 2 and 3 (sink 0.8, 0.6) and kept
+    # 0 and 1 (sink 0.1, 0.3).
+    analysis = {"blocks": [{"name": "enc", "kind": "encoder_self", "heads": [
+        {"head": h, "sink": s, "relevance": 0.25} for h, s in enumerate([0.1, 0.3, 0.8, 0.6])]}]}
+    l0 = point("enc-0.01", "enc", 0.01, 2, 24, 24, 24.0,
+               gates={"log_alpha": {"enc": [2.0, 1.5, -1.0, -2.0]}})
+    l0["layout"]["enc"] = [0, 1]
+    l0["heads_source"]["encoder_self"] = 4
+    sinks = [r for r in verdict_rows([l0], Comparisons(), "greedy", analysis)
+             if "Sink" in r[0]][0]
+    assert sinks[2] == "met" and "2 closed heads mean sink share 0.700, 2 kept 0.200" in sinks[3]

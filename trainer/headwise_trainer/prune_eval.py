@@ -1,10 +1,12 @@
 """BLEU/chrF of head layouts: the full model, the gated model with test-time gates, and models
 with chosen heads kept (the converter's --keep-heads spec, keep_heads.py), on one corpus split.
 
-Each variant is evaluated with the gates taken out and a 0/1 head mask in their place, so a
+Each variant is evaluated with the gates taken out and a head mask in their place, so a
 variant computes what the converter's stripped model computes for that layout:
   full     every head
-  gated    the gates' test-time decision (log_alpha > 0); only for gated models
+  gated    the gates' test-time values (gates.gate_masks: 0/1 for log_alpha > 0 under the hard
+           rule; the continuous gate values, which the converter folds into out_proj, under the
+           continuous rule); only for gated models
   keep:SPEC  the gates' decision with SPEC applied on top (blocks SPEC does not name keep it)
 """
 from __future__ import annotations
@@ -18,7 +20,7 @@ import torch
 
 from .batching import encode_split
 from .evaluate import translate_ids
-from .gates import gates, head_layout, head_masks, mask_from_layout
+from .gates import gate_masks, gates, head_layout, head_masks, mask_from_layout
 from .import_model import check_vocab_size, load_start_model, load_start_vocab
 from .keep_heads import apply_spec, parse_spec, spec_text
 from .metrics import corpus_bleu, corpus_chrf
@@ -62,13 +64,15 @@ def variant_layouts(model: MarianMTModel, specs: Sequence[str],
 
 
 def evaluate_layout(model: MarianMTModel, layout, sources, references, vocab: Vocab,
-                    beam: int, batch_size: int, length_penalty: float) -> dict:
-    """Scores of ``model`` with its gates replaced by the 0/1 mask of ``layout``."""
+                    beam: int, batch_size: int, length_penalty: float, masks=None) -> dict:
+    """Scores of ``model`` with its gates replaced by the 0/1 mask of ``layout`` (or by
+    ``masks``, per-head multipliers, when given)."""
+    masks = mask_from_layout(model, layout) if masks is None else masks
     saved = {name: attn.head_gate for name, _, _, attn in model.attention_blocks()}
     try:
         for _, _, _, attn in model.attention_blocks():
             attn.head_gate = None
-        with head_masks(model, mask_from_layout(model, layout)):
+        with head_masks(model, masks):
             t0 = time.time()
             ids = translate_ids(model, sources, beam=beam, batch_size=batch_size,
                                 length_penalty=length_penalty)
@@ -98,6 +102,7 @@ def run_prune_eval(args, log=print) -> dict:
               "search": "greedy" if args.beam <= 1 else f"beam {args.beam}",
               "length_penalty": args.length_penalty, "variants": []}
     runs = [(model, name, layout) for name, layout in variants]
+    masks = {"gated": gate_masks(model)}
     if args.baseline:
         base_start = load_start_model(args.baseline)
         base = base_start.model.eval()
@@ -109,7 +114,8 @@ def run_prune_eval(args, log=print) -> dict:
         result["pruning_run"] = pruning_run_facts(args.pruning_run)
     for model, name, layout in runs:
         scores = evaluate_layout(model, layout, split.src[:n], split.tgt_text[:n], vocab,
-                                 args.beam, args.batch_size, args.length_penalty)
+                                 args.beam, args.batch_size, args.length_penalty,
+                                 masks.get(name) if name == "gated" else None)
         hyps = scores.pop("hyps")
         if args.hyps_dir:
             os.makedirs(args.hyps_dir, exist_ok=True)

@@ -1,13 +1,17 @@
 """`headwise-train sweep runs|rank`: the points of the pruning curves, each in its own directory
 under ROOT, each skipped when its result exists, so a rerun continues an interrupted sweep.
 
-  ROOT/<setting>-<lambda>/{run,export,log,eval.json}   L0 pruning (prune) from one start point;
-      setting enc = --encoder-only, all = enc,dec,cross gated. Done when export/ exists.
+  ROOT/<setting>-<lambda>[-<suffix>][-seed<N>]/{run,export,log,eval.json}   L0 pruning (prune)
+      from one start point; setting enc = --encoder-only, all = enc,dec,cross gated; seed N
+      (--seeds; seed 1 has no -seed part). Done when export/ exists.
   ROOT/<name>/{run,log,eval.json}                      --scratch NAME=SPEC: train SPEC's head
       layout from scratch with the base run's settings (train --head-layout). Done at --steps.
   ROOT/<name>/eval.json                                --reference NAME=MODEL: scored as it is.
   ROOT/rank/<score>-<setting>-<K>.json                 rank pruning without fine-tuning: keep
-      the K heads of the setting's types with the highest analysis.json score, globally.
+      the K heads of the setting's types with the highest analysis.json score, globally;
+      scores relevance (AttnLRP |share|), relevance_signed, michel, confidence, and random<N>
+      (the heads in the order of a random permutation, seed N = 1..--random-orders).
+Every point is scored with each of --searches (greedy, beam4); --device cuda trains on a GPU.
 """
 from __future__ import annotations
 
@@ -16,10 +20,12 @@ import os
 import shlex
 import subprocess
 import sys
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import torch
 
 from . import run_state
-from .sweep_eval import evaluate_point, run_facts
+from .sweep_eval import evaluate_point, parse_searches, run_facts
 
 TRAINER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                        "headwise-train")
@@ -35,21 +41,28 @@ BASE_TRAIN_KEYS = ("d_model", "encoder_layers", "decoder_layers", "heads", "deco
                    "dev_bleu_sentences", "checkpoint_every", "log_every")
 
 
+# analysis.json head fields a rank-pruning point can rank by.
+ANALYSIS_SCORES = ("relevance", "relevance_signed", "michel", "confidence")
+
+
 class SweepError(ValueError):
     pass
 
 
-def point_name(setting: str, lam: float, suffix: str = "") -> str:
-    return f"{setting}-{lam:g}" + (f"-{suffix}" if suffix else "")
+def point_name(setting: str, lam: float, suffix: str = "", seed: int = 1) -> str:
+    return f"{setting}-{lam:g}" + (f"-{suffix}" if suffix else "") + \
+        (f"-seed{seed}" if seed != 1 else "")
 
 
-def plan(settings: List[str], lambdas: List[float],
-         suffix: str = "") -> List[Tuple[str, str, float]]:
-    """[(name, setting, lambda)] in the order they run: lambda 0 first, then by lambda."""
+def plan(settings: List[str], lambdas: List[float], suffix: str = "",
+         seeds: Sequence[int] = (1,)) -> List[Tuple[str, str, float, int]]:
+    """[(name, setting, lambda, seed)] in the order they run: by seed, then lambda 0 first,
+    then by lambda."""
     for s in settings:
         if s not in SETTINGS:
             raise SweepError(f"--settings: unknown setting {s!r}; expected enc or all")
-    return [(point_name(s, lam, suffix), s, lam) for lam in sorted(lambdas) for s in settings]
+    return [(point_name(s, lam, suffix, seed), s, lam, seed) for seed in seeds
+            for lam in sorted(lambdas) for s in settings]
 
 
 def _run(cmd: List[str], log_path: str, log) -> None:
@@ -60,7 +73,7 @@ def _run(cmd: List[str], log_path: str, log) -> None:
         raise SweepError(f"exit status {rc}: {' '.join(cmd[:4])} ...; see {log_path}")
 
 
-def prune_point(args, name: str, setting: str, lam: float, log) -> bool:
+def prune_point(args, name: str, setting: str, lam: float, seed: int, log) -> bool:
     """Trains (or resumes) one L0 point unless it is done; True when export/ or a result
     exists."""
     d = os.path.join(args.root, name)
@@ -74,17 +87,21 @@ def prune_point(args, name: str, setting: str, lam: float, log) -> bool:
     common = ["--data", args.data, "--out", run, "--export", export, "--threads",
               str(args.threads)] + (["--vocab", args.vocab] if args.vocab else [])
     common += shlex.split(args.prune_args) + (["--steps", str(args.steps)] if args.steps else [])
+    common += ["--device", getattr(args, "device", "cpu")]
     if run_state.list_checkpoints(run):
         cmd = ["prune", "--resume"] + common
     else:
-        cmd = ["prune", "--from", args.start, "--lambda", f"{lam:g}"] + SETTINGS[setting] + common
+        cmd = ["prune", "--from", args.start, "--lambda", f"{lam:g}", "--seed", str(seed)] + \
+            SETTINGS[setting] + common
     _run([sys.executable, TRAINER] + cmd, os.path.join(d, "log"), log)
     return os.path.isdir(export)
 
 
-def scratch_argv(base_args: dict, out: str, spec: str, steps: int, threads: int) -> List[str]:
+def scratch_argv(base_args: dict, out: str, spec: str, steps: int, threads: int,
+                 device: str = "cpu") -> List[str]:
     argv = ["train", "--data", base_args["data"], "--vocab", base_args["vocab"], "--out", out,
-            "--steps", str(steps), "--threads", str(threads), "--keep", "3", "--head-layout", spec]
+            "--steps", str(steps), "--threads", str(threads), "--keep", "3", "--head-layout", spec,
+            "--device", device]
     for k in BASE_TRAIN_KEYS:
         if k in base_args:
             argv += [f"--{k.replace('_', '-')}", str(base_args[k])]
@@ -92,19 +109,53 @@ def scratch_argv(base_args: dict, out: str, spec: str, steps: int, threads: int)
 
 
 def scratch_point(args, name: str, spec: str, log) -> bool:
-    """Trains (or resumes) the from-scratch control; True when its --scratch-steps ckpt exists."""
+    """Trains (or resumes) the from-scratch control; True when it reached --scratch-steps (or
+    stopped early on dev BLEU)."""
     run = os.path.join(args.root, name, "run")
-    done = dict(run_state.list_checkpoints(run)).get(args.scratch_steps)
+    steps = scratch_steps(args)
+    done = scratch_done(run, steps)
     if done or args.no_train:
         return bool(done)
     with open(os.path.join(args.base_run, "run.json"), encoding="utf-8") as f:
         base_args = json.load(f)["train_args"]
-    argv = scratch_argv(base_args, run, spec, args.scratch_steps, args.threads)
+    argv = scratch_argv(base_args, run, spec, steps, args.threads,
+                        getattr(args, "device", "cpu"))
     if run_state.list_checkpoints(run):
         argv.append("--resume")
     os.makedirs(run, exist_ok=True)
     _run([sys.executable, TRAINER] + argv, os.path.join(args.root, name, "log"), log)
-    return bool(dict(run_state.list_checkpoints(run)).get(args.scratch_steps))
+    return scratch_done(run, steps)
+
+
+def scratch_done(run: str, steps: int) -> bool:
+    ckpts = run_state.list_checkpoints(run)
+    if not ckpts:
+        return False
+    if dict(ckpts).get(steps):
+        return True
+    path = os.path.join(run, "history.json")  # train's early stopping ends a run before --steps
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            return bool(json.load(f).get("stopped_early"))
+    return False
+
+
+def scratch_steps(args) -> int:
+    """--scratch-steps N, or 'auto': the start point's training steps plus the L0 points'
+    fine-tuning steps (the same total number of updates as base + pruning)."""
+    if str(args.scratch_steps) != "auto":
+        return int(args.scratch_steps)
+    argv = shlex.split(args.prune_args)
+    steps = args.steps or (int(argv[argv.index("--steps") + 1]) if "--steps" in argv[:-1]
+                           else None)
+    if not args.start or not steps:
+        raise SweepError("--scratch-steps auto: expected --from (a training run or ckpt-*.pt) "
+                         "and the fine-tuning steps (--steps or --prune-args --steps)")
+    facts = run_facts(args.start)
+    if not facts:
+        raise SweepError(f"--scratch-steps auto: {args.start} is not a training run or "
+                         f"checkpoint with a step count")
+    return int(facts["steps"]) + int(steps)
 
 
 def _pairs(items: Optional[List[str]], what: str) -> List[Tuple[str, str]]:
@@ -130,14 +181,17 @@ def run_runs(args, log=print) -> dict:
                 os.symlink(os.path.abspath(export), os.path.join(d, "export"))
     lambdas = [float(x) for x in args.lambdas.split(",") if x.strip()]
     settings = [s.strip() for s in args.settings.split(",") if s.strip()]
-    todo = [(n, "l0", (s, lam)) for n, s, lam in plan(settings, lambdas, args.suffix)]
+    seeds = [int(x) for x in str(getattr(args, "seeds", "1")).split(",") if x.strip()]
+    searches = parse_searches(getattr(args, "searches", "greedy"))
+    todo = [(n, "l0", (s, lam, seed))
+            for n, s, lam, seed in plan(settings, lambdas, args.suffix, seeds)]
     todo += [(n, "scratch", spec) for n, spec in _pairs(args.scratch, "--scratch")]
     todo += [(n, "reference", path) for n, path in _pairs(args.reference, "--reference")]
     for name, kind, what in todo:
         d = os.path.join(args.root, name)
         if kind == "l0":
             ready, model, extra = prune_point(args, name, *what, log), os.path.join(d, "export"), \
-                {"kind": "l0", "setting": what[0], "lambda": what[1]}
+                {"kind": "l0", "setting": what[0], "lambda": what[1], "seed": what[2]}
         elif kind == "scratch":
             ready, model, extra = scratch_point(args, name, what, log), os.path.join(d, "run"), \
                 {"kind": "scratch", "spec": what}
@@ -152,10 +206,10 @@ def run_runs(args, log=print) -> dict:
             a = run_facts(run_dir).get("args", {})
             if "lam" in a:
                 extra = dict(extra, kind="l0", setting="enc" if a.get("encoder_only") else "all",
-                             **{"lambda": a["lam"]})
+                             seed=a.get("seed", 1), **{"lambda": a["lam"]})
         rec = evaluate_point(model, args.data, os.path.join(d, "eval.json"), vocab=args.vocab,
                              limit=args.limit, threads=args.threads, run_dir=run_dir,
-                             extra=dict(extra, name=name), log=log)
+                             extra=dict(extra, name=name), searches=searches, log=log)
         status[name] = f"BLEU {rec['bleu']}"
     for name, s in status.items():
         log(f"sweep: {name}: {s}")
@@ -180,7 +234,7 @@ def read_analysis(path: str, model) -> Dict[str, Dict[Tuple[str, int], float]]:
         if b.get("source_heads", n) != n or len(b["heads"]) != n:
             raise SweepError(f"{path}: {name}: expected {n} heads, found {len(b['heads'])}")
         for h in b["heads"]:
-            for score in ("relevance", "michel"):
+            for score in ANALYSIS_SCORES:
                 if h.get(score) is not None:
                     scores.setdefault(score, {})[(name, h["head"])] = float(h[score])
     return scores
@@ -192,20 +246,40 @@ def run_rank(args, log=print) -> dict:
     from .sweep_layout import top_k_layout
     model = load_start_model(args.model).model
     scores = read_analysis(args.analysis, model)
-    results = {}
-    for score in [s.strip() for s in args.scores.split(",") if s.strip()]:
-        if score not in scores:
+    searches = parse_searches(getattr(args, "searches", "greedy"))
+    wanted = [s.strip() for s in args.scores.split(",") if s.strip()]
+    ranked = []
+    for score in wanted:
+        if score == "random":
+            for seed in range(1, int(getattr(args, "random_orders", 5)) + 1):
+                ranked.append((f"random{seed}", random_scores(model, seed)))
+        elif score not in scores:
             raise SweepError(f"{args.analysis}: no {score!r} scores; found {sorted(scores)}")
+        else:
+            ranked.append((score, scores[score]))
+    results = {}
+    for score, values in ranked:
         for setting, keeps in (("enc", args.enc_keep), ("all", args.all_keep)):
             for k in [int(x) for x in keeps.split(",") if x.strip()]:
-                layout = top_k_layout(model, scores[score], SETTING_KINDS[setting], k)
+                layout = top_k_layout(model, values, SETTING_KINDS[setting], k)
                 name = f"{score}-{setting}-{k}"
                 rec = evaluate_point(args.model, args.data,
                                      os.path.join(args.root, "rank", f"{name}.json"),
                                      vocab=args.vocab, layout=layout, limit=args.limit,
-                                     threads=args.threads, log=log,
-                                     extra={"kind": "rank", "name": name, "score": score,
+                                     threads=args.threads, log=log, searches=searches,
+                                     extra={"kind": "rank", "name": name,
+                                            "score": "random" if score.startswith("random")
+                                            else score, "order": score,
                                             "setting": setting, "keep": k,
                                             "analysis": args.analysis})
                 results[name] = rec["bleu"]
     return results
+
+
+def random_scores(model, seed: int) -> Dict[Tuple[str, int], float]:
+    """(block, head) -> a score whose ranking is a random permutation of every head (torch
+    generator seeded with ``seed``; canonical head order permuted), the chance baseline."""
+    heads = [(name, h) for name, _, _, attn in model.attention_blocks()
+             for h in range(attn.num_heads)]
+    perm = torch.randperm(len(heads), generator=torch.Generator().manual_seed(seed)).tolist()
+    return {heads[i]: float(len(heads) - rank) for rank, i in enumerate(perm)}

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-# The shipped en-de pruning run's settings (models/en-de/README.md), without --lambda/--types.
-DEFAULT_PRUNE_ARGS = ("--lr 5e-4 --gate-lr 0.1 --warmup 20 --steps 250 --max-tokens 2000 "
-                      "--log-every 10 --checkpoint-every 25 --keep 8 --eval-every 1000 "
-                      "--dev-bleu-sentences 100 --export-dtype f16")
+# The pruning study's settings (issue 13), without --lambda/--types/--seed: gates start near 0
+# as in the reference code, a gate learning rate 10x below the first sweep's 0.1/2 with its
+# own constant schedule, the hard rule, settled = |log_alpha| >= 1.
+DEFAULT_PRUNE_ARGS = ("--lr 2e-4 --warmup 200 --steps 4000 --max-tokens 4096 "
+                      "--init-log-alpha 0.0 --gate-lr 0.01 --gate-lr-schedule constant "
+                      "--gate-rule hard --settle-margin 1.0 --penalty sum "
+                      "--log-every 50 --checkpoint-every 250 --keep 2 --eval-every 500 "
+                      "--dev-bleu-sentences 400 --export-dtype f16")
 
 
 def _lazy(module: str, func: str):
@@ -24,6 +28,9 @@ def _common(p) -> None:
     p.add_argument("--limit", type=int, default=0,
                    help="score the first N test sentences only (0: all; for trials)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.add_argument("--searches", default="greedy,beam4",
+                   help="searches every point is scored with: greedy and/or beam4 (beam 4, "
+                        "length penalty 1; default %(default)s)")
 
 
 def register(sub) -> None:
@@ -48,6 +55,11 @@ def register(sub) -> None:
                    help="enc (--encoder-only) and/or all (enc,dec,cross gated); default both")
     r.add_argument("--steps", type=int,
                    help="fine-tuning steps of the L0 points (overrides --prune-args' --steps)")
+    r.add_argument("--seeds", default="1",
+                   help="comma-separated seeds of the L0 points (default 1; other seeds get a "
+                        "-seed<N> name suffix)")
+    r.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                   help="where prune and the from-scratch control train (default cpu)")
     r.add_argument("--suffix", default="",
                    help="appended to the L0 point names, e.g. s100 for a 100-step series")
     r.add_argument("--prune-args", default=DEFAULT_PRUNE_ARGS,
@@ -59,7 +71,9 @@ def register(sub) -> None:
                         "settings of --base-run")
     r.add_argument("--base-run", default="work/runs/en-de-base",
                    help="training run whose run.json settings --scratch copies")
-    r.add_argument("--scratch-steps", type=int, default=1200)
+    r.add_argument("--scratch-steps", default="auto",
+                   help="training steps of --scratch: N, or auto (default) = the --from "
+                        "checkpoint's steps + --steps, the updates of base + pruning")
     r.add_argument("--reference", action="append", metavar="NAME=MODEL",
                    help="also score MODEL (checkpoint, run directory or ckpt-*.pt) as it is; "
                         "a pruning run's ckpt-*.pt becomes a point of its L0 curve (e.g. the "
@@ -72,7 +86,11 @@ def register(sub) -> None:
     _common(k)
     k.add_argument("--analysis", required=True, help="headwise-head-analysis JSON of --model")
     k.add_argument("--model", required=True, help="the model the analysis scored")
-    k.add_argument("--scores", default="relevance,michel", help="default %(default)s")
+    k.add_argument("--scores", default="relevance,relevance_signed,michel,confidence,random",
+                   help="analysis.json scores to rank by, and random (--random-orders "
+                        "permutations); default %(default)s")
+    k.add_argument("--random-orders", type=int, default=5,
+                   help="random orders of the random baseline (default 5)")
     k.add_argument("--enc-keep", default="36,24,10,6",
                    help="encoder heads kept, encoder-only pruning (default %(default)s)")
     k.add_argument("--all-keep", default="72,48,24,12",
@@ -86,6 +104,8 @@ def register(sub) -> None:
     p.add_argument("--name", default="en-de", help="file name stem (default %(default)s)")
     p.add_argument("--base-run", help="the base training run, for its dev curve (e.g. "
                    "work/runs/en-de-base)")
+    p.add_argument("--analysis", help="the analysis.json of the base (sink shares, signed "
+                   "relevance; default: the one the rank points name)")
     p.add_argument("--expect", help="comma-separated point names that should have a result "
                    "(listed as missing when they have none)")
     p.set_defaults(func=_lazy("sweep_report", "run_report"))

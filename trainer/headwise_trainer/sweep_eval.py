@@ -2,6 +2,13 @@
 head layout (its test-time gates, or one given), on one corpus split, as a JSON record with what
 made it: heads kept per kind and layer, training steps and seconds, data size and machine.
 
+Every point is scored with each search of ``searches`` ("greedy", "beam4": beam 4, length
+penalty 1.0): the record's "searches" holds BLEU/chrF per search and "segment_stats" the
+per-sentence BLEU statistics (metrics.bleu_segment_stats) from which the report computes the
+paired bootstrap intervals against the control; "bleu"/"chrf" at the top are greedy's. A gated
+model is scored with its test-time gate values (gates.gate_masks; the gate rule and the gates
+not settled are in "gates").
+
 Records are written atomically and never recomputed: a rerun of the sweep skips a point whose
 record exists (delete the file to redo it).
 """
@@ -11,13 +18,14 @@ import json
 import os
 import platform
 import time
-from typing import Dict, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 import torch
 
 from . import run_state
 from .batching import encode_split
-from .gates import head_layout
+from .gates import DEFAULT_SETTLE_MARGIN, gate_masks, gates, head_layout, unsettled
+from .metrics import bleu_segment_stats
 from .import_model import load_start_model, load_start_vocab
 from .prune_eval import evaluate_layout, layout_counts
 
@@ -49,7 +57,9 @@ def run_facts(run_dir: Optional[str]) -> Dict[str, object]:
     state = torch.load(ckpts[-1][1], map_location="cpu")
     a = state.get("prune_args") or state.get("train_args") or {}
     keys = ("lam", "types", "encoder_only", "lr", "gate_lr", "warmup", "max_tokens", "seed",
-            "steps", "head_layout", "penalty")
+            "steps", "head_layout", "penalty", "init_log_alpha", "gate_lr_schedule", "gate_rule",
+            "settle_margin", "label_smoothing", "clip_norm", "lr_schedule", "update_freq",
+            "precision", "device")
     return {"checkpoint": ckpts[-1][1], "steps": state["step"],
             "train_seconds": round(float(state.get("train_seconds", 0.0)), 1),
             "start": state.get("start"), "args": {k: a[k] for k in keys if k in a},
@@ -73,12 +83,46 @@ def write_json(path: str, record: dict) -> None:
     os.replace(tmp, path)
 
 
+SEARCHES = {"greedy": 1, "beam4": 4}
+
+
+def parse_searches(text: str) -> List[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [n for n in names if n not in SEARCHES]
+    if bad or not names:
+        raise ValueError(f"--searches {text!r}: expected a comma-separated subset of "
+                         f"{', '.join(SEARCHES)}")
+    return names
+
+
+def source_counts(model) -> Dict[str, int]:
+    """kind -> heads of the model before pruning."""
+    out: Dict[str, int] = {}
+    for _, kind, _, attn in model.attention_blocks():
+        out[kind] = out.get(kind, 0) + attn.num_heads
+    return out
+
+
+def gate_facts(model, margin: float) -> Dict[str, object]:
+    """The test-time rule of a gated model and its gates that have not settled."""
+    g = gates(model)
+    if not g:
+        return {}
+    loose = unsettled(model, margin)
+    return {"rule": model.config.gate_rule, "settle_margin": margin,
+            "unsettled": sum(len(v) for v in loose.values()), "unsettled_heads": loose,
+            "log_alpha": {n: [round(float(a), 4) for a in x.log_alpha.detach().tolist()]
+                          for n, x in g.items()}}
+
+
 def evaluate_point(model_path: str, data: str, out_json: str, *, vocab: Optional[str] = None,
                    layout: Optional[Mapping[str, Sequence[int]]] = None, split: str = "test",
                    limit: int = 0, threads: int = 1, run_dir: Optional[str] = None,
-                   extra: Optional[dict] = None, log=print) -> dict:
-    """Scores ``model_path`` with ``layout`` (default: its test-time gates) greedily on
-    ``split`` and writes the record to ``out_json``; returns the existing record if there is one."""
+                   extra: Optional[dict] = None, searches: Sequence[str] = ("greedy",),
+                   log=print) -> dict:
+    """Scores ``model_path`` with ``layout`` (default: its test-time gates) with each of
+    ``searches`` on ``split`` and writes the record to ``out_json``; returns the existing
+    record if there is one."""
     if os.path.isfile(out_json):
         with open(out_json, encoding="utf-8") as f:
             return json.load(f)
@@ -93,24 +137,38 @@ def evaluate_point(model_path: str, data: str, out_json: str, *, vocab: Optional
                     p.copy_(p.half().float())
         weights = "F16-rounded, as exported (gates F32)"
     voc, _ = load_start_vocab(start, vocab, model_path)
+    masks = gate_masks(model) if layout is None else None
     layout = head_layout(model) if layout is None else layout
     corpus = encode_split(voc, data, split)
     n = min(limit, len(corpus.src)) if limit else len(corpus.src)
+    refs = corpus.tgt_text[:n]
+    facts = run_facts(run_dir)
+    margin = float((facts.get("args") or {}).get("settle_margin") or DEFAULT_SETTLE_MARGIN)
     t0 = time.time()
-    scores = evaluate_layout(model, layout, corpus.src[:n], corpus.tgt_text[:n], voc, 1, 64, 1.0)
-    scores.pop("hyps")
+    results, segments = {}, {}
+    for search in searches:
+        scores = evaluate_layout(model, layout, corpus.src[:n], refs, voc, SEARCHES[search], 64,
+                                 1.0, masks)
+        segments[search] = bleu_segment_stats(scores.pop("hyps"), refs)
+        results[search] = scores
+    first = results[searches[0]]
     train_pairs = count_lines(data, "train")
     record = {**(extra or {}), "model": start.description, "weights": weights, "split": split,
-              "sentences": n,
-              "search": "greedy", **scores, "heads_kept": layout_counts(model, layout),
+              "sentences": n, "search": searches[0],
+              "bleu": first["bleu"], "chrf": first["chrf"], "bleu_detail": first["bleu_detail"],
+              "decode_seconds": first["decode_seconds"], "searches": results,
+              "heads_kept": layout_counts(model, layout), "heads_source": source_counts(model),
               "layout": {k: list(v) for k, v in layout.items()},
-              "run": run_facts(run_dir), "train_pairs": train_pairs, "machine": machine(),
+              "gates": gate_facts(model, margin) if masks is not None else {},
+              "run": facts, "train_pairs": train_pairs, "machine": machine(),
               "eval_seconds": round(time.time() - t0, 1),
-              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "segment_stats": segments}
     os.makedirs(os.path.dirname(out_json) or ".", exist_ok=True)
     write_json(out_json, record)
     hk = record["heads_kept"]
-    log(f"sweep: {out_json}: BLEU {record['bleu']} chrF {record['chrf']} | heads "
-        f"{sum(hk['encoder_self'])}/{sum(hk['decoder_self'])}/{sum(hk['decoder_cross'])} "
-        f"| {record['eval_seconds']} s")
+    log(f"sweep: {out_json}: " + "; ".join(f"{s} BLEU {r['bleu']} chrF {r['chrf']}"
+                                          for s, r in results.items())
+        + f" | heads {sum(hk['encoder_self'])}/{sum(hk['decoder_self'])}/"
+          f"{sum(hk['decoder_cross'])} | {record['eval_seconds']} s")
     return record

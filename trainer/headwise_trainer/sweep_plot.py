@@ -1,75 +1,88 @@
-"""The pruning-curve figure: test BLEU against heads kept, encoder-only and all three types."""
+"""The pruning-curve figure: test BLEU against heads kept, encoder-only (left) and all three
+types (right), one row per search; L0 points per fine-tuning budget, rank-pruning curves per
+score, the random orders as a band, the lambda-0 controls and the base as lines."""
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Sequence
+
+from .sweep_points import bleu, is_pruned_l0, kept, seed, source_heads, steps
 
 
 def heads(rec: dict, setting: str) -> int:
-    hk = rec["heads_kept"]
-    return sum(hk["encoder_self"]) if setting == "enc" else hk["kept"]
-
-
-def _steps(r: dict) -> int:
-    return (r.get("run") or {}).get("steps") or 0
+    return kept(rec)[0] if setting == "enc" else sum(kept(rec))
 
 
 def _control(points: List[dict], setting: str, budget: int) -> Optional[dict]:
-    return next((r for r in points if r["kind"] == "l0" and r.get("lambda") == 0
-                 and r.get("setting") == setting and _steps(r) == budget), None)
+    for s in ([setting, "all"] if setting == "enc" else [setting]):
+        c = next((r for r in points if r["kind"] == "l0" and r.get("lambda") == 0
+                  and r.get("setting") == s and steps(r) == budget and seed(r) == 1), None)
+        if c is not None:
+            return c
+    return None
 
 
-def plot(points: List[dict], png: str, title: str, base: Optional[dict]) -> None:
+def plot(points: List[dict], png: str, title: str, base: Optional[dict],
+         searches: Sequence[str] = ("greedy",)) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), dpi=110)
-    budgets = sorted({_steps(r) for r in points if r["kind"] == "l0"}, reverse=True)
-    for ax, setting, label in ((axes[0], "enc", "encoder self-attention heads kept (of 48)"),
-                               (axes[1], "all", "heads kept, all three types (of 96)")):
-        full = 48 if setting == "enc" else 96
-        series = [(f"L0 gates, {b} fine-tuning steps",
-                   lambda r, b=b: r["kind"] == "l0" and _steps(r) == b, "o-" if i == 0 else "D-",
-                   f"C{3 * i}", b) for i, b in enumerate(budgets)]
-        series += [("LRP rank, no fine-tuning",
-                    lambda r: r["kind"] == "rank" and r["score"] == "relevance", "s--", "C1", None),
-                   ("Michel rank, no fine-tuning",
-                    lambda r: r["kind"] == "rank" and r["score"] == "michel", "^--", "C2", None)]
-        for name, pick, style, color, budget in series:
-            pts = sorted((heads(r, setting), r["bleu"]) for r in points
-                         if pick(r) and r.get("setting") == setting
-                         and not (r["kind"] == "l0" and r.get("lambda") == 0))
-            # the curve's unpruned end: the lambda-0 control of the same setting and budget
-            # (the all-types one when an encoder-only control was not run), or the base
-            start = base if budget is None else (
-                _control(points, setting, budget) or _control(points, "all", budget))
-            if pts and start:
-                pts.append((full, start["bleu"]))
-                if budget is not None:
-                    which = "encoder-only " if start["setting"] == "enc" else ""
-                    ax.axhline(start["bleu"], color=color, ls=":", lw=0.8,
-                               label=f"{which}lambda-0 control, {budget} steps ({start['bleu']})")
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, label=name)
-            if budget is not None:  # which lambda made each point
-                for r in points:
-                    if pick(r) and r.get("setting") == setting and r.get("lambda"):
-                        ax.annotate(f"{r['lambda']:g}", (heads(r, setting), r["bleu"]),
-                                    textcoords="offset points", xytext=(4, -9), fontsize=6,
-                                    color=color)
-        if base:
-            ax.axhline(base["bleu"], color="C1", ls=":", lw=0.8,
-                       label=f"base step 1200, all heads ({base['bleu']})")
-        if setting == "all":
+    searches = list(searches) or ["greedy"]
+    fig, grid = plt.subplots(len(searches), 2, figsize=(11, 4.4 * len(searches)), dpi=110,
+                             squeeze=False)
+    budgets = sorted({steps(r) for r in points if r["kind"] == "l0"}, reverse=True)
+    scores = sorted({r["score"] for r in points if r["kind"] == "rank"} - {"random"})
+    for row, search in zip(grid, searches):
+        for ax, setting in zip(row, ("enc", "all")):
+            full = None
+            for i, b in enumerate(budgets):
+                pts = sorted((heads(r, setting), bleu(r, search), r.get("lambda"))
+                             for r in points if is_pruned_l0(r) and r["setting"] == setting
+                             and steps(r) == b and seed(r) == 1 and bleu(r, search) is not None)
+                c = _control(points, setting, b)
+                if c is not None and bleu(c, search) is not None:
+                    full = sum(source_heads(c)) if setting == "all" else source_heads(c)[0]
+                    pts.append((full, bleu(c, search), 0))
+                    ax.axhline(bleu(c, search), color=f"C{3 * i}", ls=":", lw=0.8,
+                               label=f"{c['name']} (lambda 0, {b} steps): "
+                                     f"{bleu(c, search):.2f}")
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=f"C{3 * i}",
+                            label=f"L0 gates, {b} fine-tuning steps")
+                    for x, y, lam in pts:
+                        if lam:
+                            ax.annotate(f"{lam:g}", (x, y), textcoords="offset points",
+                                        xytext=(4, -9), fontsize=6, color=f"C{3 * i}")
+            for j, score in enumerate(scores):
+                pts = sorted((heads(r, setting), bleu(r, search)) for r in points
+                             if r["kind"] == "rank" and r["score"] == score
+                             and r["setting"] == setting and bleu(r, search) is not None)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], "s--", color=f"C{j + 4}",
+                            ms=4, label=f"{score} rank, no fine-tuning")
+            rand = {}
             for r in points:
-                if r["kind"] == "scratch":
-                    ax.plot([heads(r, "all")], [r["bleu"]], "kx", ms=9,
-                            label=f"same layout from scratch ({r['run'].get('steps')} steps)")
-        ax.set_xlim(0, full + 2)
-        ax.set_xlabel(label)
-        ax.set_ylabel("test BLEU (greedy)")
-        ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=6.5, loc="best")
+                if r["kind"] == "rank" and r["score"] == "random" and r["setting"] == setting \
+                        and bleu(r, search) is not None:
+                    rand.setdefault(heads(r, setting), []).append(bleu(r, search))
+            if rand:
+                xs = sorted(rand)
+                ax.fill_between(xs, [min(rand[x]) for x in xs], [max(rand[x]) for x in xs],
+                                color="0.7", alpha=0.5, label="random orders (range)")
+            if base is not None and bleu(base, search) is not None:
+                ax.axhline(bleu(base, search), color="C1", ls="--", lw=0.8,
+                           label=f"{base['name']}, all heads ({bleu(base, search):.2f})")
+            for r in points:
+                if r["kind"] == "scratch" and setting == "all" and bleu(r, search) is not None:
+                    ax.plot([heads(r, "all")], [bleu(r, search)], "kx", ms=9,
+                            label=f"{r['name']}: same layout from scratch ({steps(r)} steps)")
+            if full:
+                ax.set_xlim(0, full + 2)
+            ax.set_xlabel("encoder self-attention heads kept" if setting == "enc"
+                          else "heads kept, all three types")
+            ax.set_ylabel(f"test BLEU ({search})")
+            ax.grid(alpha=0.3)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=6, loc="best")
     fig.suptitle(title + " (numbers at L0 points: lambda)", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, metadata={"Software": None})

@@ -1,57 +1,30 @@
-"""`sweep report`: the sweep's results -> ROOT-independent JSON, the PNG of the curves and the
-Markdown report (docs/pruning-results.md), beside the paper's EN-RU numbers. Everything in the
-report is computed from the JSON records; points that have no result are listed as missing."""
+"""`sweep report`: the sweep's result records -> a ROOT-independent JSON, the PNG of the curves
+and the Markdown report (docs/pruning-results.md), beside the paper's EN-RU numbers.
+
+Everything the report states about runs is computed from the records (sweep_eval.py) and the
+analysis file the rank points name: settings, step counts, gate settings, controls, seeds,
+paired bootstrap 95% intervals (metrics.paired_bootstrap, from the records' segment
+statistics) and the verdicts (sweep_claims.py). Points that have no result are listed as
+missing.
+"""
 from __future__ import annotations
 
 import glob
 import json
 import os
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
+from .sweep_claims import paper_tables, relevance_sign_rows, verdict_rows
 from .sweep_eval import run_facts, write_json
-from .sweep_goals import (BASE, CONTROL, PAPER_ALL, PAPER_ENC, SHIPPED, START, control_of, goals,
-                          kept, side_by_side, steps)
 from .sweep_plot import plot
+from .sweep_points import (BASE, SEARCH_LABEL, Comparisons, bleu, control_of, fmt_diff, kept,
+                           same_point_other_seeds, searches, seed, seed_spread, steps)
 
-DEFAULT_L0 = [f"{s}-{lam}" for lam in ("0", "0.005", "0.01", "0.015", "0.025", "0.04", "0.08")
-              for s in ("enc", "all")]
-DEFAULT_RANK = [f"{sc}-{st}-{k}" for sc in ("relevance", "michel")
-                for st, ks in (("enc", (36, 24, 10, 6)), ("all", (72, 48, 24, 12)))
-                for k in ks]
-
-REPRODUCE = """Each command skips what is done and continues what was interrupted; rerun it after a
-stop. Run from the repository root, one training process per core at most.
-
-    # L0 points (7 lambdas x {encoder-only, all types}, 250 steps each from base step 1,100),
-    # the shipped run adopted as all-0.015, the from-scratch control and the reference models
-    trainer/headwise-train sweep runs --root work/sweep/en-de --from work/prune-start/ckpt-1100.pt \\
-      --data work/corpus-de --vocab work/vocab-de --threads 1 \\
-      --adopt all-0.015=work/runs/en-de-prune:models/en-de/checkpoint \\
-      --scratch scratch-shipped=models/en-de/sweep/shipped-layout.spec --base-run work/runs/en-de-base \\
-      --reference base=models/en-de/base-checkpoint --reference start=work/prune-start/ckpt-1100.pt
-    # the 100-step series (what ran this session: work/sweep/queue2.sh, queue3.sh): first the
-    # step-100 checkpoints of the lambda-0 and the shipped run, then the runs
-    trainer/headwise-train sweep runs --root work/sweep/en-de --data work/corpus-de \\
-      --vocab work/vocab-de --threads 1 --lambdas "" \\
-      --reference all-0-s100=work/sweep/en-de/all-0/run/ckpt-100.pt \\
-      --reference all-0.015-s100=work/runs/en-de-prune/ckpt-100.pt
-    trainer/headwise-train sweep runs --root work/sweep/en-de --from work/prune-start/ckpt-1100.pt \\
-      --data work/corpus-de --vocab work/vocab-de --threads 1 --steps 100 --suffix s100 \\
-      --settings enc --lambdas 0,0.002,0.005,0.015,0.04
-    trainer/headwise-train sweep runs --root work/sweep/en-de --from work/prune-start/ckpt-1100.pt \\
-      --data work/corpus-de --vocab work/vocab-de --threads 1 --steps 100 --suffix s100 \\
-      --settings all --lambdas 0.005,0.04
-    # rank pruning of the base by the analysis' scores, no fine-tuning
-    trainer/headwise-train sweep rank --root work/sweep/en-de --data work/corpus-de \\
-      --analysis models/en-de/base-checkpoint/analysis.json --model models/en-de/base-checkpoint
-    # this page, models/en-de/sweep/en-de-sweep.json and .png
-    trainer/headwise-train sweep report --root work/sweep/en-de --out-dir models/en-de/sweep \\
-      --md docs/pruning-results.md --base-run work/runs/en-de-base
-
-`sweep runs --no-train` only scores what others' processes finished. The from-scratch control
-alone is `train --head-layout models/en-de/sweep/shipped-layout.spec` with the base run's
-arguments (models/en-de/README.md) and `--steps 1200`."""
+STUDY_SCRIPT = "scripts/pruning-study.sh"
+SETTING_TEXT = {"enc": "encoder (--encoder-only)", "all": "all three"}
+GATE_KEYS = ("init_log_alpha", "gate_lr", "gate_lr_schedule", "penalty", "gate_rule",
+             "settle_margin", "lr", "warmup", "max_tokens", "label_smoothing", "device")
 
 
 def load_points(root: str) -> Tuple[List[dict], Dict[str, dict]]:
@@ -86,192 +59,217 @@ def fmt_time(sec: Optional[float]) -> str:
     return f"{sec // 60} min {sec % 60:02d} s"
 
 
-def delta(a: Optional[dict], b: Optional[dict]) -> str:
-    return f"{a['bleu'] - b['bleu']:+.2f}" if a and b else "-"
+def _heads(r: dict) -> str:
+    e, d, c = kept(r)
+    return f"{e}/{d}/{c} ({e + d + c})"
 
 
-def l0_table(points, base) -> List[str]:
-    rows = ["| point | gated | lambda | steps | heads kept enc/dec/cross (total) | BLEU | chrF | "
-            "vs control (same steps; enc-0 for enc) | vs base | training time | eval time |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+def _score(r: dict, search: str) -> str:
+    b = bleu(r, search)
+    return "-" if b is None else f"{b:.2f}"
+
+
+def l0_table(points, cmp: Comparisons, srch: Sequence[str]) -> List[str]:
+    head = ["point", "gated", "lambda", "seed", "steps", "heads kept enc/dec/cross (total)",
+            "gates not settled"]
+    for s in srch:
+        head += [f"BLEU {SEARCH_LABEL[s]}", f"vs control, {SEARCH_LABEL[s]} [95% CI]"]
+    head += ["control", "chrF (greedy)", "training time"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     l0 = sorted((r for r in points if r["kind"] == "l0"),
-                key=lambda r: (-(steps(r) or 0), r["setting"] != "enc", r["lambda"]))
+                key=lambda r: (-steps(r), r["setting"] != "enc", r["lambda"], seed(r)))
     for r in l0:
-        e, d, c = kept(r)
-        run = r.get("run", {})
-        control = (r["setting"] == "enc" and control_of(points, "enc", steps(r) or 0)) or \
-            control_of(points, "all", steps(r) or 0)
-        gated = "encoder (--encoder-only)" if r["setting"] == "enc" else "all three"
-        rows.append(f"| {r['name']} | {gated} "
-                    f"| {r['lambda']:g} | {run.get('steps', '-')} | {e}/{d}/{c} ({e + d + c}) | "
-                    f"{r['bleu']:.2f} | {r['chrf']:.2f} | {delta(r, control)} | {delta(r, base)} | "
-                    f"{fmt_time(run.get('train_seconds'))} | {fmt_time(r.get('eval_seconds'))} |")
+        c = control_of(points, r) if r.get("lambda") else None
+        g = r.get("gates") or {}
+        cells = [r["name"], SETTING_TEXT[r["setting"]], f"{r['lambda']:g}", str(seed(r)),
+                 str(steps(r) or "-"), _heads(r),
+                 "-" if "unsettled" not in g else f"{g['unsettled']} (|log_alpha| < "
+                                                  f"{g['settle_margin']:g})"]
+        for s in srch:
+            cells += [_score(r, s), fmt_diff(cmp.diff(r, c, s)) if c else "-"]
+        cells += [c["name"] if c else "-", f"{r['chrf']:.2f}",
+                  fmt_time((r.get("run") or {}).get("train_seconds"))]
+        rows.append("| " + " | ".join(cells) + " |")
     return rows
 
 
-def rank_table(points, base) -> List[str]:
-    rows = ["| score | pruned among | heads kept enc/dec/cross (total) | BLEU | chrF | vs base "
-            "(all heads) |", "|---|---|---|---|---|---|"]
-    rk = sorted((r for r in points if r["kind"] == "rank"),
-                key=lambda r: (r["score"], r["setting"] != "enc", -r["keep"]))
-    for r in rk:
-        e, d, c = kept(r)
-        rows.append(f"| {'LRP relevance' if r['score'] == 'relevance' else 'Michel importance'} "
-                    f"| {'encoder self' if r['setting'] == 'enc' else 'all three types'} | "
-                    f"{e}/{d}/{c} ({e + d + c}) | {r['bleu']:.2f} | {r['chrf']:.2f} | "
-                    f"{delta(r, base)} |")
+def seeds_table(points, srch: Sequence[str]) -> List[str]:
+    """Points run with more than one seed: mean and standard deviation of BLEU."""
+    groups, seen = [], set()
+    for r in points:
+        if r["kind"] != "l0":
+            continue
+        group = same_point_other_seeds(points, r)
+        key = tuple(sorted(p["name"] for p in group))
+        if len(group) > 1 and key not in seen:
+            seen.add(key)
+            groups.append(group)
+    if not groups:
+        return ["No point was run with more than one seed."]
+    rows = ["| points | " + " | ".join(f"BLEU {SEARCH_LABEL[s]}" for s in srch) + " |",
+            "|---|" + "---|" * len(srch)]
+    for g in groups:
+        cells = [", ".join(sorted(p["name"] for p in g))]
+        for s in srch:
+            vals = [bleu(p, s) for p in g if bleu(p, s) is not None]
+            cells.append(seed_spread(vals) if vals else "-")
+        rows.append("| " + " | ".join(cells) + " |")
     return rows
 
 
-def dev_curve(history: List[dict]) -> str:
-    return "; ".join(f"step {h['step']}: BLEU {h['dev_bleu']}" for h in history) or "none yet"
+def rank_table(points, cmp: Comparisons, srch: Sequence[str]) -> List[str]:
+    head = ["score", "pruned among", "heads kept enc/dec/cross (total)"]
+    for s in srch:
+        head += [f"BLEU {SEARCH_LABEL[s]}", f"vs base, {SEARCH_LABEL[s]} [95% CI]"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rk = [r for r in points if r["kind"] == "rank"]
+    named = sorted((r for r in rk if r["score"] != "random"),
+                   key=lambda r: (r["score"], r["setting"] != "enc", -r["keep"]))
+    for r in named:
+        c = control_of(points, r)
+        cells = [r["score"], "encoder self" if r["setting"] == "enc" else "all three types",
+                 _heads(r)]
+        for s in srch:
+            cells += [_score(r, s), fmt_diff(cmp.diff(r, c, s)) if c else "-"]
+        rows.append("| " + " | ".join(cells) + " |")
+    cuts = sorted({(r["setting"], r["keep"]) for r in rk if r["score"] == "random"},
+                  key=lambda x: (x[0] != "enc", -x[1]))
+    for setting, k in cuts:
+        orders = [r for r in rk if r["score"] == "random" and r["setting"] == setting
+                  and r["keep"] == k]
+        cells = [f"random ({len(orders)} orders)",
+                 "encoder self" if setting == "enc" else "all three types", _heads(orders[0])]
+        for s in srch:
+            vals = [bleu(r, s) for r in orders if bleu(r, s) is not None]
+            cells += [f"mean {sum(vals) / len(vals):.2f}, {min(vals):.2f}-{max(vals):.2f}"
+                      if vals else "-", "-"]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
 
 
-def analysis_note(points: List[dict]) -> List[str]:
-    """Where the rank scores came from (the analysis file's own account of its data)."""
-    path = next((r["analysis"] for r in points if r["kind"] == "rank"), None)
+def scratch_table(points, cmp: Comparisons, srch: Sequence[str]) -> List[str]:
+    scratch = [r for r in points if r["kind"] == "scratch"]
+    if not scratch:
+        return ["No from-scratch control has a result."]
+    head = ["from scratch", "heads kept", "steps", "pruned point (same layout)"]
+    for s in srch:
+        head += [f"scratch BLEU {SEARCH_LABEL[s]}", f"pruned minus scratch [95% CI]"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in scratch:
+        pruned = control_of(points, r)
+        cells = [r["name"], _heads(r), str(steps(r) or "-"), pruned["name"] if pruned else "-"]
+        for s in srch:
+            cells += [_score(r, s), fmt_diff(cmp.diff(pruned, r, s)) if pruned else "-"]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
+def setup_lines(points) -> List[str]:
+    """What the records say about how the points were made."""
+    lines = []
+    any_rec = next(iter(points), None)
+    if any_rec is None:
+        return ["No record."]
+    m = any_rec.get("machine", {})
+    lines.append(f"- Scores: BLEU and chrF as sacreBLEU 2.x computes them, on the "
+                 f"{any_rec.get('sentences')}-sentence {any_rec.get('split')} split "
+                 f"({any_rec.get('train_pairs')} training pairs); searches: "
+                 f"{', '.join(SEARCH_LABEL[s] for s in searches(points))}. Intervals: paired "
+                 "bootstrap, 1,000 resamples (sacreBLEU's), 95%, of each point minus its "
+                 "control.")
+    starts = sorted({str((r.get("run") or {}).get("start")) for r in points
+                     if r["kind"] == "l0" and (r.get("run") or {}).get("start")})
+    if starts:
+        lines.append(f"- L0 start point(s): {'; '.join(starts)}.")
+    settings = {}
+    for r in points:
+        if r["kind"] == "l0":
+            a = (r.get("run") or {}).get("args") or {}
+            key = json.dumps({k: a.get(k) for k in GATE_KEYS if k in a}, sort_keys=True)
+            settings.setdefault(key, []).append(r["name"])
+    for key, names in settings.items():
+        vals = json.loads(key)
+        lines.append(f"- Gate and fine-tuning settings of {', '.join(sorted(names))}: "
+                     + (", ".join(f"{k} {v}" for k, v in vals.items()) or "not recorded") + ".")
+    rank = next((r for r in points if r["kind"] == "rank"), None)
+    if rank:
+        lines.append(f"- Rank points: the model `{rank['model']}` with only the K heads of the "
+                     f"highest score kept (global ranking within the pruned types), no "
+                     f"fine-tuning; scores from `{rank.get('analysis')}`.")
+    lines.append(f"- Machine of the first record: {m.get('cpu', '?')}, {m.get('cores', '?')} "
+                 f"cores, torch {m.get('torch', '?')}.")
+    return lines
+
+
+def load_analysis(points, path: Optional[str]) -> Tuple[Optional[dict], Optional[str]]:
+    path = path or next((r.get("analysis") for r in points if r["kind"] == "rank"), None)
     if not path or not os.path.isfile(path):
-        return []
+        return None, path
     with open(path, encoding="utf-8") as f:
-        data = json.load(f).get("data", {})
-    return ["", f"Scores from `{path}`: {data.get('sentences', '?')} {data.get('split', '?')} "
-            f"sentences, {data.get('predictions', '?')} generated tokens, "
-            f"{fmt_time(data.get('seconds'))} to compute. Relevance is normalised to sum 1 per "
-            "block and Michel importance l2-normalised per block, so the global ranking compares "
-            "heads of different blocks on those per-block scales."]
+        return json.load(f), path
 
 
 def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_rel: str,
-             command: str, base_run: Optional[dict] = None,
+             command: str, analysis: Optional[dict] = None, analysis_path: Optional[str] = None,
              expect: Optional[List[str]] = None) -> str:
+    cmp = Comparisons()
+    srch = searches(points) or ["greedy"]
     by = {r["name"]: r for r in points}
-    control, base, start, shipped = (by.get(n) for n in (CONTROL, BASE, START, SHIPPED))
-    scratch = [r for r in points if r["kind"] == "scratch"]
-    l0_names = {r["name"] for r in points if r["kind"] in ("l0", "scratch", "reference")}
-    state = lambda n: pending.get(n, {}).get("status", "not run")  # noqa: E731
-    missing = [f"{n} ({state(n)})" for n in DEFAULT_L0 + list(expect or []) if n not in l0_names]
-    missing += [f"{n} ({state(n)})" for n in pending if n not in DEFAULT_L0 + list(expect or [])]
-    missing_rank = [n for n in DEFAULT_RANK if n not in by]
-    any_rec = next(iter(points), None)
-    m = any_rec["machine"] if any_rec else {}
     lines = [
-        "# Pruning results: en-de, beside Voita et al. (EN-RU)",
-        "",
-        f"Generated by `{command}` from the JSON records in `{json_rel}` "
-        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). Do not edit by hand: rerun the "
-        "sweep (it continues where it stopped) and this command.",
-        "",
-        "## Goals",
-        "",
-        "Measured against the **lambda-0 control** of the same step budget: the same start "
-        "point (base step 1,100), the same fine-tuning steps and settings, every head of all "
-        "three types gated but no penalty (`all-0` after 250 steps; `all-0-s100` is its "
-        "step-100 checkpoint). The shipped base (step 1,200) is 100 training steps further than "
-        "the start point and is no fair baseline for a fine-tune.",
-        *goals(points),
-        "",
-        f"![pruning curves]({png_rel})",
-        "",
-        "## Setup",
-        "",
-        f"- Data: the en-de corpus of `models/en-de/README.md`, "
-        f"{any_rec.get('train_pairs') if any_rec else '?'} training pairs; every score is greedy "
-        f"BLEU/chrF (sacreBLEU's definitions) on the "
-        f"{any_rec.get('sentences') if any_rec else '?'}-"
-        "sentence test split, with the test-time gates (log_alpha > 0) or the rank layout as a "
-        "0/1 head mask (`prune-eval`'s evaluation).",
-        f"- Machine: {m.get('cpu', '?')}, {m.get('cores', '?')} cores shared with other jobs, "
-        f"1 torch thread per process, torch {m.get('torch', '?')}. Times are wall-clock under "
-        "that shared load (up to two training processes at once), so they vary by 2x between runs.",
-        "- L0 points: `prune` from base step 1,100 with the shipped run's settings (lr 5e-4, "
-        "gate lr 0.1, warm-up 20, batches of 2,000 ids; penalty = lambda x the SUM of P(gate "
-        "open) over the gated heads), for 250 steps (`all-0`, `all-0.015`) or 100 steps "
-        "(`*-s100`: the series was cut to 100 steps when the shared machine slowed to ~400 "
-        "tokens/s). The learning rates depend only on the step, so the step-100 checkpoint of a "
-        "250-step run is the 100-step run: `all-0-s100` and `all-0.015-s100` are such "
-        "checkpoints. `enc` = `--encoder-only` (encoder "
-        "gates; encoder weights and gates trained, decoder and embeddings fixed), `all` = "
-        "encoder self, decoder self and decoder-encoder heads gated, everything trained. "
-        "`all-0.015` is the shipped pruned model (`models/en-de/checkpoint`).",
-        "- Rank points: the base (step 1,200, `models/en-de/base-checkpoint`) with only the K "
-        "heads of the highest score kept, ranked globally within the pruned types, without any "
-        "fine-tuning; scores from `models/en-de/base-checkpoint/analysis.json`.",
-        "",
-        "## Reference models",
-        "",
-        "| model | BLEU | chrF |",
-        "|---|---|---|",
-    ]
-    for r, what in ((start, "start point, base step 1,100 (all heads)"),
-                    (base, "shipped base, step 1,200 (all heads)"),
-                    (control, "lambda-0 control: start point + 250 gated steps, lambda 0"),
-                    (by.get("all-0-s100"), "lambda-0 control at step 100 (all-0's ckpt-100)")):
-        lines.append(f"| {what} | {r['bleu']:.2f} | {r['chrf']:.2f} |" if r else
-                     f"| {what} | missing | |")
+        "# Pruning results, beside Voita et al. (EN-RU)", "",
+        f"Generated by `{command}` from the {len(points)} result records in `{json_rel}` "
+        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). Do not edit by hand: rerun "
+        f"the study (`{STUDY_SCRIPT}`; it continues where it stopped) and this command.", "",
+        "## Verdicts", ""]
+    for s in srch:
+        lines += [f"{SEARCH_LABEL[s].capitalize()} search:", "",
+                  "| claim | paper | verdict | on this data |", "|---|---|---|---|"]
+        lines += [f"| {c} | {p} | **{v}** | {e} |" for c, p, v, e in
+                  verdict_rows(points, cmp, s, analysis)]
+        lines.append("")
+    lines += [f"![pruning curves]({png_rel})", "", "## Setup", "", *setup_lines(points), "",
+              "## Reference models", "", "| model | " + " | ".join(
+                  f"BLEU {SEARCH_LABEL[s]}" for s in srch) + " | chrF (greedy) |",
+              "|---|" + "---|" * (len(srch) + 1)]
+    for r in points:
+        if r["kind"] == "reference":
+            lines.append(f"| {r['name']} ({r['model']}) | "
+                         + " | ".join(_score(r, s) for s in srch) + f" | {r['chrf']:.2f} |")
+    if BASE not in by:
+        lines.append(f"| {BASE} | missing | |")
     lines += ["", "## L0 pruning (gates fine-tuned with the penalty)", "",
-              *l0_table(points, base), "",
-              "## Rank pruning without fine-tuning (LRP relevance, Michel importance)", ""]
-    lines += rank_table(points, base) if any(r["kind"] == "rank" for r in points) else \
-        ["No rank-pruning result: " + ("analysis.json was not available." if missing_rank else "")]
-    lines += analysis_note(points)
-    lines += ["", "## Pruned versus the same layout trained from scratch", ""]
-    scratch_pending = {n: p for n, p in pending.items()
-                       if n.startswith("scratch") and p.get("steps")}
-    if scratch or scratch_pending:
-        lines += ["| model | heads kept enc/dec/cross | training | BLEU | chrF | training time |",
-                  "|---|---|---|---|---|---|"]
-        if shipped:
-            lines.append(f"| pruned (shipped, {SHIPPED}) | {'/'.join(map(str, kept(shipped)))} | "
-                         f"base 1,100 steps + 250 pruning steps | {shipped['bleu']:.2f} | "
-                         f"{shipped['chrf']:.2f} | {fmt_time(shipped['run'].get('train_seconds'))} "
-                         f"(pruning only) |")
-        base_time = fmt_time((base_run or {}).get("train_seconds")) \
-            if (base_run or {}).get("train_seconds") else "1 h 22 min (models/en-de/README.md)"
-        if base:
-            lines.append(f"| base, all heads | 48/24/24 | 1,200 steps | {base['bleu']:.2f} | "
-                         f"{base['chrf']:.2f} | "
-                         f"{base_time} |")
-        for r in scratch:
-            lines.append(f"| {r['name']}: the shipped layout from scratch | "
-                         f"{'/'.join(map(str, kept(r)))} | {r['run'].get('steps')} steps, the "
-                         f"base run's settings | {r['bleu']:.2f} | {r['chrf']:.2f} | "
-                         f"{fmt_time(r['run'].get('train_seconds'))} |")
-    for name, p in scratch_pending.items():
-        lines.append(f"\nNo test result: {name} (the shipped layout trained from scratch with "
-                     f"the base run's settings, 1 thread, niced behind the pruning runs) had "
-                     f"reached step {p.get('steps')} of {p['args'].get('steps')} after "
-                     f"{fmt_time(p.get('train_seconds'))} of training; it resumes with the "
-                     "`sweep runs` command below.")
-    curves = [(r["name"], r["run"].get("dev_history") or []) for r in scratch]
-    curves += [(n, p.get("dev_history") or []) for n, p in pending.items()
-               if n.startswith("scratch")]
-    if curves:
-        lines += ["", "Dev BLEU during training (greedy, first 200 dev sentences, F32):", ""]
-        if base_run:
-            lines.append(f"- base, all heads: {dev_curve(base_run.get('dev_history', []))}")
-        lines += [f"- {n}, the shipped layout (1/10/13 heads): {dev_curve(h)}" for n, h in curves]
-    if not scratch and not curves:
-        lines.append("No result: the from-scratch control had not started.")
-    lines += ["", "## Beside the paper: BLEU change against the unpruned model", "",
-              *side_by_side(points), "",
+              *l0_table(points, cmp, srch), "", "## Seeds", "", *seeds_table(points, srch), "",
+              "## Rank pruning without fine-tuning", "", *rank_table(points, cmp, srch), "",
+              "## Pruned versus the same layout trained from scratch", "",
+              *scratch_table(points, cmp, srch), "",
+              "## Relevance with sign", "",
+              (f"The heads with the largest absolute relevance share per attention type in "
+               f"`{analysis_path}`, beside their signed share (a head whose signed share is far "
+               "below its absolute share works against the predictions as often as for them):"
+               if analysis else "No analysis file."), "",
+              *(relevance_sign_rows(analysis) if analysis else []), "",
               "## The paper's numbers (Voita et al. 2019, EN-RU, 6+6 layers x 8 heads)", "",
-              "Encoder self-attention only:", "", "| data | encoder heads | BLEU |",
-              "|---|---|---|",
-              *[f"| {d} | {h} | {b} |" for d, h, b in PAPER_ENC], "",
-              "All three types (kept: encoder self / decoder self / decoder-encoder):", "",
-              "| data | heads kept | pruned from trained | same layout from scratch |",
-              "|---|---|---|---|", *[f"| {d} | {h} | {p} | {s} |" for d, h, p, s in PAPER_ALL], "",
-              "The paper loses 0.15 BLEU at 10 of 48 encoder heads and 0.5-0.7 BLEU at about a "
-              "quarter of the heads (WMT 8/13/15), with 2.5M-6M training pairs and a converged "
-              "model; here the model is small, under-trained and fine-tuned for 100-250 steps "
-              "only.",
-              "", "## How to reproduce", "", REPRODUCE, "", "## Missing", ""]
-    if missing or missing_rank:
-        lines += [f"- L0/control points without a result: {', '.join(missing) or 'none'}.",
-                  f"- Rank points without a result: {', '.join(missing_rank) or 'none'}."]
-    else:
-        lines.append("Nothing: every planned point has a result.")
+              *paper_tables(), "", "## Missing", ""]
+    missing = [f"{n} ({pending[n]['status']})" for n in sorted(pending)]
+    missing += [f"{n} (not run)" for n in (expect or []) if n not in by and n not in pending]
+    lines.append("- " + ", ".join(missing) + "." if missing else
+                 "Nothing: every planned point has a result.")
     return "\n".join(lines) + "\n"
+
+
+def collected(points: List[dict], cmp_searches: Sequence[str]) -> List[dict]:
+    """The records without their segment statistics, with each point's differences against
+    its control (the intervals the report shows)."""
+    cmp = Comparisons()
+    out = []
+    for r in sorted(points, key=lambda r: r["name"]):
+        c = control_of(points, r)
+        rec = {k: v for k, v in r.items() if k != "segment_stats"}
+        if c is not None:
+            rec["vs_control"] = {"control": c["name"],
+                                 **{s: cmp.diff(r, c, s) for s in cmp_searches}}
+        out.append(rec)
+    return out
 
 
 def run_report(args, log=print) -> dict:
@@ -282,19 +280,23 @@ def run_report(args, log=print) -> dict:
     expect = [n.strip() for n in (args.expect or "").split(",") if n.strip()]
     base_run = run_facts(args.base_run) if args.base_run else {}
     base_run = {k: base_run[k] for k in ("steps", "train_seconds", "dev_history") if k in base_run}
-    write_json(json_path, {"format": "headwise-pruning-sweep", "version": 1,
-                           "points": sorted(points, key=lambda r: r["name"]),
-                           "pending": pending, "base_run": base_run})
+    srch = searches(points) or ["greedy"]
+    write_json(json_path, {"format": "headwise-pruning-sweep", "version": 2,
+                           "points": collected(points, srch), "pending": pending,
+                           "base_run": base_run})
     by = {r["name"]: r for r in points}
-    plot(points, png_path, f"{args.name}: test BLEU (greedy) against heads kept", by.get(BASE))
+    plot(points, png_path, f"{args.name}: test BLEU against heads kept", by.get(BASE), srch)
     if args.md:
+        analysis, analysis_path = load_analysis(points, getattr(args, "analysis", None))
         rel = lambda p: os.path.relpath(p, os.path.dirname(os.path.abspath(args.md)))  # noqa: E731
         cmd = (f"headwise-train sweep report --root {args.root} --out-dir {args.out_dir} "
                f"--md {args.md}" + (f" --base-run {args.base_run}" if args.base_run else "")
+               + (f" --analysis {args.analysis}" if getattr(args, "analysis", None) else "")
                + (f" --expect {','.join(expect)}" if expect else ""))
         with open(args.md, "w", encoding="utf-8") as f:
             f.write(markdown(points, pending, rel(os.path.abspath(png_path)),
-                             os.path.relpath(json_path), cmd, base_run, expect))
+                             os.path.relpath(json_path), cmd, analysis, analysis_path, expect))
     log(f"sweep report: {len(points)} results, {len(pending)} pending -> {json_path}, {png_path}"
         + (f", {args.md}" if args.md else ""))
     return {"points": len(points), "pending": pending}
+
