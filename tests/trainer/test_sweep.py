@@ -14,7 +14,7 @@ from headwise_trainer import cli  # noqa: E402
 from headwise_trainer.gates import head_layout  # noqa: E402
 from headwise_trainer.import_model import load_start_model  # noqa: E402
 from headwise_trainer.keep_heads import apply_spec, parse_spec  # noqa: E402
-from headwise_trainer.sweep import SweepError, plan, read_analysis  # noqa: E402
+from headwise_trainer.sweep import SweepError, plan, read_analysis, spec_of_layout  # noqa: E402
 from headwise_trainer.sweep_layout import layout_spec, top_k_layout  # noqa: E402
 from headwise_trainer.sweep_claims import verdict_rows  # noqa: E402
 from headwise_trainer.sweep_points import Comparisons, control_of  # noqa: E402
@@ -52,6 +52,7 @@ def test_top_k_is_global_within_the_kinds_and_the_spec_round_trips(model):
     assert sum(len(v) for v in everything.values()) == 2
     for lay in (layout, everything):
         assert apply_spec(parse_spec(layout_spec(model, lay)), model) == lay
+        assert apply_spec(parse_spec(spec_of_layout(lay)), model) == lay  # from a record
     with pytest.raises(ValueError, match="keep 9 heads"):
         top_k_layout(model, scores, ("encoder_self",), 9)
 

@@ -158,6 +158,27 @@ def scratch_steps(args) -> int:
     return int(facts["steps"]) + int(steps)
 
 
+def spec_of_layout(layout: Dict[str, Sequence[int]]) -> str:
+    """A keep-heads spec naming every block of a record's layout ("model.encoder.layers.3.
+    self_attn" -> enc.3, "...decoder.layers.1.self_attn" -> dec.1, "...encoder_attn" ->
+    cross.1)."""
+    parts = []
+    for block, heads in layout.items():
+        _, stack, _, layer, attn = block.split(".")
+        kind = "cross" if attn == "encoder_attn" else ("enc" if stack == "encoder" else "dec")
+        parts.append(f"{kind}.{layer}=" + (",".join(str(h) for h in sorted(heads)) or "none"))
+    return "; ".join(parts)
+
+
+def point_layout_spec(root: str, point: str) -> Optional[str]:
+    """The keep-heads spec of ROOT/POINT's result, or None while it has none."""
+    path = os.path.join(root, point, "eval.json")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return spec_of_layout(json.load(f)["layout"])
+
+
 def _pairs(items: Optional[List[str]], what: str) -> List[Tuple[str, str]]:
     out = []
     for item in items or []:
@@ -185,7 +206,14 @@ def run_runs(args, log=print) -> dict:
     searches = parse_searches(getattr(args, "searches", "greedy"))
     todo = [(n, "l0", (s, lam, seed))
             for n, s, lam, seed in plan(settings, lambdas, args.suffix, seeds)]
-    todo += [(n, "scratch", spec) for n, spec in _pairs(args.scratch, "--scratch")]
+    for n, spec in _pairs(args.scratch, "--scratch"):
+        if spec.startswith("@"):  # the layout of another point's result
+            resolved = point_layout_spec(args.root, spec[1:])
+            if resolved is None:
+                status[n] = f"waiting for the result of {spec[1:]}"
+                continue
+            spec = resolved
+        todo.append((n, "scratch", spec))
     todo += [(n, "reference", path) for n, path in _pairs(args.reference, "--reference")]
     for name, kind, what in todo:
         d = os.path.join(args.root, name)
