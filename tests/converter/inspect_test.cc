@@ -45,6 +45,7 @@ TEST(Inspect, ShowsTheGateRule) {
   testing::TempDir dir;
   ASSERT_FALSE(dir.path().empty());
   ModelSpec spec = testing::MakeSpec({{1, 3}, {}, {0}, {0, 1, 2, 3}});
+  spec.gate_log_alpha.clear();
   ASSERT_TRUE(WriteModelFile(spec, dir / "none.hwm", {}).ok());
   auto none = InspectModelFile(dir / "none.hwm");
   ASSERT_TRUE(none.ok()) << none.status().ToString();

@@ -104,6 +104,10 @@ def test_sweep_trains_scores_resumes_and_reports(corpus, tmp_path):
     assert rec["kind"] == "l0" and rec["lambda"] == 0.5 and rec["sentences"] == 6
     assert rec["run"]["steps"] == 3 and rec["run"]["args"]["encoder_only"] is True
     assert sum(rec["heads_kept"]["decoder_self"]) == 4  # only the encoder is gated
+    g = rec["gates"]
+    assert g["rule"] == "hard" and g["settle_margin"] == 1.0
+    assert g["unsettled"] == sum(abs(x) < 1.0 for v in g["log_alpha"].values() for x in v)
+    assert rec["heads_source"] == {"encoder_self": 8, "decoder_self": 4, "decoder_cross": 4}
     scratch = json.loads((root / "scratch" / "eval.json").read_text())
     assert scratch["heads_kept"]["encoder_self"] == [0, 1]
     assert scratch["run"]["steps"] == 3 and scratch["run"]["args"]["head_layout"] == spec
