@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 CACHE=${HEADWISE_CACHE:-$HOME/.cache/headwise}
 CORPUS=${CORPUS:-$CACHE/corpus/de}
 VOCAB=${VOCAB:-$CACHE/vocab/de-8k}
-RUN=${RUN:-$CACHE/runs/de-base-v3}
+RUN=${RUN:-$CACHE/runs/de-base-v4}
 exec /usr/bin/python3 trainer/headwise-train train --data "$CORPUS" --vocab "$VOCAB" --out "$RUN" \
   --d-model 256 --encoder-layers 6 --decoder-layers 3 --heads 8 --ffn 1024 --activation swish \
   --dropout 0.1 --max-tokens 4096 --update-freq 1 --lr 1e-3 --warmup 1000 \
