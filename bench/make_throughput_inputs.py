@@ -67,10 +67,10 @@ def main(argv=None) -> int:
 
     readme = f"""# bench/data: inputs of bench/throughput.py
 
-Written by `bench/make_throughput_inputs.py` from the en-de test split (`test.en`, sha256
-`{digest}`, {len(seen):,} distinct lines; the corpus: models/en-de/data/README.md). Both are
-Debian message catalogs and package descriptions of the test split's source packages, which
-training never saw.
+Written by `bench/make_throughput_inputs.py` from the en-de test split (`test.en`,
+{len(seen):,} distinct lines, sha256 `{digest}`;
+the corpus: models/en-de/data/README.md). Both are Debian message catalogs and package
+descriptions of the test split's source packages, which training never saw.
 
 | file | lines | rule | of | mean words |
 |---|---|---|---|---|
