@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Quality cost of each weight format: converts a checkpoint with headwise-convert --weights
 fp32|fp16|int8, translates the source side of a test split with the headwise runtime (its
-Python module, python/; greedy, the same options for every format, in batches of 16 lines as
-`headwise-translate --batch 16` reads them), and scores each against the references with the
+Python module, python/; greedy, the same options for every format, batched as
+`headwise-translate --batch 16` batches: windows of 256 lines sorted by length, batches of 16
+lines), and scores each against the references with the
 trainer's sacreBLEU-compatible BLEU and chrF (trainer/headwise_trainer/metrics.py).
 
     /usr/bin/python3 bench/bleu.py CHECKPOINT_DIR --convert BUILD/headwise-convert \
@@ -27,7 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "trainer"))
 from headwise_trainer.metrics import corpus_bleu, corpus_chrf  # noqa: E402
 from headwise_trainer.runtime_module import build_dir_of, import_headwise  # noqa: E402
 
-BATCH = 16  # lines per translate call, as the CLI's --batch 16 read them before
+BATCH = 16  # lines per batch, as headwise-translate --batch 16 (windows of 16 x 16 lines)
 
 
 def translate(headwise, model_path, src, beam, threads):
@@ -36,12 +37,11 @@ def translate(headwise, model_path, src, beam, threads):
     translator = headwise.Translator(headwise.Model(model_path), threads=threads,
                                      max_batch=BATCH, max_beam=beam)
     hyps, failed = [], []
-    for start in range(0, len(src), BATCH):
-        for i, r in enumerate(translator.translate(src[start:start + BATCH], beam_size=beam),
-                              start):
-            if not r.ok:
-                failed.append(f"line {i + 1}: {r.error}")
-            hyps.append(r.text.replace("\n", " ").replace("\r", " ") if r.ok else "")
+    # One call: the library sorts and batches each window of 16 x BATCH lines as the CLI does.
+    for i, r in enumerate(translator.translate(src, beam_size=beam)):
+        if not r.ok:
+            failed.append(f"line {i + 1}: {r.error}")
+        hyps.append(r.text.replace("\n", " ").replace("\r", " ") if r.ok else "")
     if failed:
         sys.exit(f"bleu.py: {len(failed)} lines failed with {model_path}: " + "; ".join(failed[:5]))
     return hyps

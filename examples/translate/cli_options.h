@@ -23,7 +23,9 @@ struct CliOptions {
   int max_input_len = 0;  // 0: min(256, model positions)
   float length_penalty = 1.0f;
   int threads = 1;
-  int batch = 8;
+  int batch = 8;          // --batch: most lines per batch (TranslatorLimits::max_batch)
+  int batch_tokens = 0;   // --batch-tokens: token budget per batch, lines x longest source; 0 = none
+  int window = 0;         // --window: lines read, sorted and batched together; 0 = WindowLines()
   bool json = false;
   bool verify = true;
   std::string fp16 = "auto";  // --fp16 auto|off|require (TranslatorLimits::fp16_compute)
@@ -32,6 +34,10 @@ struct CliOptions {
   bool version = false;
   std::vector<std::string> texts;  // empty: read stdin
 };
+
+// The lines read and sorted together: --window, else 16 x --batch, or 1 with --batch 1 (each line
+// is then translated as soon as it is read).
+int WindowLines(const CliOptions& options);
 
 // Parses argv (without argv[0]). On a usage error returns false and sets *error to a message
 // that names the flag and what was expected.

@@ -1,5 +1,7 @@
 #include "line_writer.h"
 
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 namespace headwise::cli {
@@ -23,7 +25,14 @@ void WriteJson(std::ostream& out, const LineResult& r) {
     for (const auto& h : r.hypotheses) {
       j["translations"].push_back({{"text", h.text}, {"score", h.score}, {"finished", h.finished}});
     }
-    j["timing"] = {{"batch_ms", r.batch_ms}, {"batch_lines", r.batch_lines}};
+    nlohmann::ordered_json timing;
+    timing["batch_ms"] = r.batch_ms;
+    timing["batch_lines"] = r.batch_lines;
+    timing["batch"] = r.in_batch ? nlohmann::ordered_json(r.batch) : nlohmann::ordered_json();
+    timing["window_ms"] = r.window_ms;
+    timing["window_lines"] = r.window_lines;
+    timing["window"] = r.window;
+    j["timing"] = std::move(timing);
   } else {
     j["error"] = {{"code", ErrorCodeName(r.status.code())}, {"message", r.status.message()}};
   }

@@ -17,8 +17,17 @@ struct LineResult {
   std::string input;
   Status status;    // OK: `hypotheses` holds the translations
   std::vector<TextHypothesis> hypotheses;
-  double batch_ms = 0.0;   // wall time of the Translate call that served this line
-  size_t batch_lines = 0;  // lines that call translated
+  // The model batch that translated the line (none for a blank line): its number over the
+  // whole run, the wall time of its encoder and search, and its lines.
+  bool in_batch = false;
+  size_t batch = 0;
+  double batch_ms = 0.0;
+  size_t batch_lines = 0;
+  // The window the line was read in: its number, the wall time of the library call that
+  // translated it (tokenizing, every batch, decoding) and its input lines.
+  size_t window = 0;
+  double window_ms = 0.0;
+  size_t window_lines = 0;
 };
 
 // Plain, nbest == 1: the best text on one line ("" when failed).

@@ -2,6 +2,7 @@
 // Flags, output formats and exit codes: cli_options.cc (--help) and README.md.
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -43,41 +44,67 @@ class LineSource {
   size_t next_ = 0;
 };
 
-// Lines that cannot be translated are found before the batch runs (encoding is cheap next to
-// decoding), so one bad line costs only itself and is reported with its own line number.
-void TranslateBatch(Translator& translator, const SearchOptions& search, int max_input_tokens,
-                    std::vector<LineResult>& lines) {
-  const Model& model = *translator.model();
-  std::vector<size_t> valid;
-  std::vector<std::string> texts;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    auto ids = model.EncodeSource(lines[i].input);
-    if (!ids.ok()) {
-      lines[i].status = ids.status();
-    } else if (ids->size() > static_cast<size_t>(max_input_tokens)) {
-      lines[i].status = Status(ErrorCode::kInputTooLong,
-                               std::to_string(ids->size()) +
-                                   " source tokens (EOS included) exceed --max-input-len " +
-                                   std::to_string(max_input_tokens));
-    } else {
-      valid.push_back(i);
-      texts.push_back(lines[i].input);
+// Records, per line of a window, the model batch that translated it.
+class BatchTimes final : public BatchObserver {
+ public:
+  BatchTimes(std::vector<LineResult>& lines, size_t* next_batch)
+      : lines_(lines), next_batch_(next_batch) {}
+  void OnBatch(const BatchReport& batch) override {
+    const size_t id = (*next_batch_)++;
+    for (size_t j = 0; j < batch.num_lines; ++j) {
+      LineResult& r = lines_[batch.lines[j]];
+      r.in_batch = true;
+      r.batch = id;
+      r.batch_ms = batch.milliseconds;
+      r.batch_lines = batch.num_lines;
     }
   }
-  if (texts.empty()) return;
+
+ private:
+  std::vector<LineResult>& lines_;
+  size_t* next_batch_;
+};
+
+// The library names the line ("texts[3]: ..."); the tool names it by its line number, so the
+// prefix goes, and the limit is named by the tool's flag.
+Status ForTheTool(const Status& s) {
+  std::string m = s.message();
+  if (m.rfind("texts[", 0) == 0) {
+    if (const size_t colon = m.find("]: "); colon != std::string::npos) m.erase(0, colon + 3);
+  }
+  if (s.code() == ErrorCode::kInputTooLong) {
+    if (const size_t at = m.find("max_source_tokens"); at != std::string::npos) {
+      m.replace(at, std::string("max_source_tokens").size(), "--max-input-len");
+    }
+  }
+  return Status(s.code(), m);
+}
+
+// Translates one window of lines (each succeeding or failing on its own) and records the
+// window's and each batch's time.
+void TranslateWindow(Translator& translator, const SearchOptions& search, BatchOptions batching,
+                     size_t window, size_t* next_batch, std::vector<LineResult>& lines) {
+  std::vector<std::string> texts;
+  texts.reserve(lines.size());
+  for (const LineResult& r : lines) texts.push_back(r.input);
+  BatchTimes times(lines, next_batch);
+  batching.observer = &times;
   const auto start = std::chrono::steady_clock::now();
-  auto out = translator.Translate(texts, search);
+  auto out = translator.TranslateEach(texts, search, batching);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  for (size_t j = 0; j < valid.size(); ++j) {
-    LineResult& r = lines[valid[j]];
+  for (size_t i = 0; i < lines.size(); ++i) {
+    LineResult& r = lines[i];
+    r.window = window;
+    r.window_ms = ms;
+    r.window_lines = lines.size();
     if (!out.ok()) {
       r.status = out.status();
-      continue;
+    } else if (!(*out)[i].ok()) {
+      r.status = ForTheTool((*out)[i].status());
+    } else {
+      r.hypotheses = std::move((*out)[i]).value();
     }
-    r.hypotheses = std::move((*out)[j]);
-    r.batch_ms = ms;
-    r.batch_lines = texts.size();
   }
 }
 
@@ -97,6 +124,7 @@ int Run(const CliOptions& o) {
   const int positions = (*model)->info().max_position_embeddings;
   TranslatorLimits limits;
   limits.max_batch = o.batch;
+  limits.sort_window = WindowLines(o);
   limits.max_beam = o.beam;
   limits.num_threads = o.threads;
   limits.max_source_tokens = o.max_input_len > 0 ? o.max_input_len : std::min(kDefaultTokens, positions);
@@ -124,22 +152,28 @@ int Run(const CliOptions& o) {
   search.length_penalty = o.length_penalty;
   search.max_length = 0;  // the translator's max_target_tokens
 
+  BatchOptions batching;
+  batching.max_tokens = o.batch_tokens;
+
   LineSource source(o.texts);
   size_t line_no = 0;
+  size_t windows = 0;
+  size_t batches = 0;
   bool any_failed = false;
-  std::vector<LineResult> batch;
+  std::vector<LineResult> window;
   std::string text;
+  const auto window_lines = static_cast<size_t>(limits.sort_window);
   for (;;) {
-    batch.clear();
-    while (batch.size() < static_cast<size_t>(o.batch) && source.Next(&text)) {
+    window.clear();
+    while (window.size() < window_lines && source.Next(&text)) {
       LineResult r;
       r.line = ++line_no;
       r.input = text;
-      batch.push_back(std::move(r));
+      window.push_back(std::move(r));
     }
-    if (batch.empty()) break;
-    TranslateBatch(**translator, search, limits.max_source_tokens, batch);
-    for (const LineResult& r : batch) {
+    if (window.empty()) break;
+    TranslateWindow(**translator, search, batching, windows++, &batches, window);
+    for (const LineResult& r : window) {
       if (!r.status.ok()) {
         any_failed = true;
         PrintError("line " + std::to_string(r.line) + ": " + r.status.ToString());

@@ -74,6 +74,10 @@ typedef struct hw_translator_params {
   int num_threads;         /* default 1 */
   size_t max_memory_bytes; /* default 0 = no cap */
   int fp16_compute;        /* HW_FP16_AUTO (default), HW_FP16_OFF or HW_FP16_REQUIRE */
+  /* Lines sorted by length and batched together (headwise.hpp, TranslatorLimits::sort_window):
+   * hw_translate_ids_each takes at most this many sources; the text calls batch in windows of
+   * this many lines. Default 0 = 16 x max_batch. */
+  int sort_window;
 } hw_translator_params;
 
 /* fp16 arithmetic for models with F16 weights (headwise.hpp, Fp16Compute): AUTO uses it on
@@ -92,6 +96,16 @@ typedef struct hw_search_params {
   int max_length;       /* default 0 = the translator's max_target_tokens */
 } hw_search_params;
 
+/* How a call over many lines forms its batches (headwise.hpp, BatchOptions): within each sort
+ * window the lines are ordered by source length in tokens (EOS included; equal lengths keep
+ * input order) and cut into batches of at most max_lines lines whose lines x longest source
+ * stays within max_tokens. Results always come back in input order. */
+typedef struct hw_batch_params {
+  int max_lines;      /* default 0 = the translator's max_batch (also the upper bound) */
+  int max_tokens;     /* default 0 = no token budget; a longer line forms a batch of its own */
+  int sort_by_length; /* default 1; 0 = batches follow input order */
+} hw_batch_params;
+
 /* Stable name of a status, e.g. "INVALID_MODEL". Never NULL. */
 const char* hw_status_name(hw_status status);
 /* Message of the last failed call on this thread ("" if none). Valid until the next call. */
@@ -101,6 +115,7 @@ const char* hw_version(void);
 hw_load_params hw_load_default_params(void);
 hw_translator_params hw_translator_default_params(void);
 hw_search_params hw_search_default_params(void);
+hw_batch_params hw_batch_default_params(void);
 
 /* params may be NULL for the defaults. */
 hw_status hw_model_load(const char* path, const hw_load_params* params, hw_model** out_model);
@@ -226,6 +241,13 @@ hw_status hw_translate(hw_translator* translator, const char* const* texts, size
 hw_status hw_translate_each(hw_translator* translator, const char* const* texts,
                             const size_t* lengths, size_t n, const hw_search_params* params,
                             hw_result** out_result);
+/* hw_translate_each with batch params (NULL = defaults, which hw_translate_each uses too);
+ * batch params outside the limits (max_lines < 0 or over max_batch, max_tokens < 0) are
+ * HW_ERR_INVALID_ARGUMENT for the whole call. */
+hw_status hw_translate_each_batched(hw_translator* translator, const char* const* texts,
+                                    const size_t* lengths, size_t n,
+                                    const hw_search_params* params,
+                                    const hw_batch_params* batch, hw_result** out_result);
 size_t hw_result_num_sentences(const hw_result* result);
 /* 0 for a failed line. */
 size_t hw_result_num_hypotheses(const hw_result* result, size_t sentence);
@@ -258,8 +280,31 @@ void hw_result_free(hw_result* result);
  * Results stay in the translator until its next call. */
 hw_status hw_translate_ids(hw_translator* translator, const int32_t* const* ids,
                            const size_t* lengths, size_t n, const hw_search_params* params);
-/* 0 unless the translator's last call was a successful hw_translate_ids (hw_translate
- * replaces the translator's results). */
+/* Token path over many sources, each succeeding or failing on its own, no heap allocation
+ * (a failing source's message is built when hw_translator_line_error_message asks for it;
+ * hw_translator_line_status does not allocate): n <= the translator's sort window
+ * (hw_translator_sort_window; HW_ERR_BATCH_TOO_LARGE otherwise) sources are sorted by length,
+ * cut into batches (batch may be NULL: defaults) and translated; afterwards
+ * hw_translator_num_hypotheses / hw_translator_get_hypothesis / hw_translator_line_status
+ * answer for source i in input order until the translator's next call. A source that is
+ * empty, longer than max_source_tokens (HW_ERR_INPUT_TOO_LONG) or holds an id outside the
+ * vocabulary (HW_ERR_INVALID_ARGUMENT) fails alone, as does each source of a batch the runtime
+ * failed to translate. Whole-call errors: NULL arguments, search or batch params outside the
+ * limits (HW_ERR_INVALID_ARGUMENT), HW_ERR_BATCH_TOO_LARGE. */
+hw_status hw_translate_ids_each(hw_translator* translator, const int32_t* const* ids,
+                                const size_t* lengths, size_t n, const hw_search_params* params,
+                                const hw_batch_params* batch);
+/* Source `sentence` of the last hw_translate_ids_each: HW_OK, or why it failed; HW_OK when out
+ * of range or after any other call. */
+hw_status hw_translator_line_status(const hw_translator* translator, size_t sentence);
+/* Its message, e.g. "301 tokens exceed TranslatorLimits.max_source_tokens 256" (the message
+ * does not name the source); "" for a translated source. Owned by the translator, valid until
+ * its next call. */
+const char* hw_translator_line_error_message(const hw_translator* translator, size_t sentence);
+/* The sort window in use (hw_translator_params.sort_window, 0 resolved); 0 for NULL. */
+int hw_translator_sort_window(const hw_translator* translator);
+/* 0 unless the translator's last call was a successful hw_translate_ids or
+ * hw_translate_ids_each (hw_translate replaces the translator's results). */
 size_t hw_translator_num_hypotheses(const hw_translator* translator, size_t sentence);
 /* Writes the hypothesis' ids pointer, length and score; returns HW_ERR_INVALID_ARGUMENT when
  * out of range. */

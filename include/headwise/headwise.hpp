@@ -22,14 +22,16 @@
 //   - Safe to call from any number of threads at once: Model::Load / LoadFromMemory, every const
 //     member of Model (info, EncodeSource, DecodeTarget), Translator::Create on a shared Model,
 //     and destroying Translators (the last reference releases the Model).
-//   - One thread at a time per Translator: TranslateIds, Translate, ForcedLogits and the result
-//     accessors (num_hypotheses, hypothesis) share its arena, and a HypothesisView is valid only
+//   - One thread at a time per Translator: TranslateIds, TranslateIdsEach, Translate,
+//     TranslateEach, ForcedLogits and the result accessors (num_hypotheses, hypothesis,
+//     line_status) share its arena, and a HypothesisView is valid only
 //     until the next call on that Translator. Calls on different Translators never interact.
 //   - With num_threads > 1 a Translator runs parts of each call on its own pool; to the caller
 //     it is still one blocking call.
 //
-// The token-id path (TranslateIds) performs no heap allocation: all memory it touches was
-// planned at Create. The text path (Translate) allocates for tokenization and result strings.
+// The token-id path (TranslateIds, TranslateIdsEach) performs no heap allocation: all memory
+// it touches was planned at Create. The text path (Translate, TranslateEach) allocates for
+// tokenization and result strings.
 //
 // Decoding semantics (the PyTorch reference in trainer/ implements the same rules):
 //   - The encoder input is the source ids followed by EOS (TranslateIds takes it as given).
@@ -199,6 +201,12 @@ struct TranslatorLimits {
   // fp16 arithmetic for models with F16 weights (see Fp16Compute). With kF16 the arena also
   // holds the F16 copies of one operator's input and output rows.
   Fp16Compute fp16_compute = Fp16Compute::kAuto;
+  // Lines sorted and batched together (the sort window): TranslateIdsEach takes at most this
+  // many sources, and Translate / TranslateEach sort and batch their lines in consecutive
+  // windows of this many (the whole input when it has no more lines). The results of one window
+  // (sort_window x max_beam hypotheses of up to max_target_tokens ids) are part of the planned
+  // arena. 0 = 16 x max_batch; Translator::limits() reports the value in use.
+  int sort_window = 0;
 };
 
 struct SearchOptions {
@@ -211,6 +219,42 @@ struct SearchOptions {
 struct TokenSpan {
   const int32_t* ids = nullptr;
   size_t size = 0;
+};
+
+// One batch of a call over many lines (TranslateIdsEach, Translate, TranslateEach), as the
+// call's BatchObserver sees it.
+struct BatchReport {
+  const size_t* lines = nullptr;  // the batch's lines: indices into the call's input, shortest
+                                  // source first when sorted
+  size_t num_lines = 0;
+  size_t longest_source = 0;      // tokens, EOS included
+  double milliseconds = 0.0;      // wall time of the batch's TranslateIds (encoder and search)
+  const Status* status = nullptr; // OK, or why the batch failed (each of its lines fails with it)
+};
+
+// Told about each batch right after it ran, on the calling thread. The report's pointers are
+// valid during the call only; the observer must not call into the Translator.
+class BatchObserver {
+ public:
+  virtual ~BatchObserver() = default;
+  virtual void OnBatch(const BatchReport& batch) = 0;
+};
+
+// How a call over many lines forms its batches. Within each sort window
+// (TranslatorLimits::sort_window) the lines are ordered by source length in tokens (EOS
+// included; equal lengths keep input order), then cut into consecutive batches of at most
+// max_lines lines whose lines x longest source stays within max_tokens. Results always come
+// back in input order. Batching changes only which lines share a batch: a line's result does
+// not depend on the other lines of its batch, except that products of one row and of several
+// rows may round differently in the last bits (another kernel), which can change a choice
+// between candidates that are that close.
+struct BatchOptions {
+  int max_lines = 0;   // lines per batch; 0 = TranslatorLimits::max_batch (also the upper bound)
+  // Token budget per batch: lines x the longest source, EOS included; 0 = none. A line longer
+  // than the budget forms a batch of its own.
+  int max_tokens = 0;
+  bool sort_by_length = true;  // false: batches follow input order
+  BatchObserver* observer = nullptr;  // may be null
 };
 
 // A hypothesis of the last TranslateIds call; `ids` points into Translator memory and is valid
@@ -232,8 +276,9 @@ struct TextHypothesis {
 class Translator {
  public:
   // Creates the XNNPACK operators (packing the weights) and the thread pool, and plans the
-  // arena. Errors: kInvalidArgument (a limit < 1, or max_source_tokens/max_target_tokens over
-  // max_position_embeddings, an fp16_compute value outside the enum, kRequire for a model
+  // arena. Errors: kInvalidArgument (a limit < 1, sort_window < 0, or
+  // max_source_tokens/max_target_tokens over max_position_embeddings, an fp16_compute value
+  // outside the enum, kRequire for a model
   // without F16 matrices), kLimitExceeded (max_memory_bytes), kOutOfMemory, kBackend (also
   // fp16_compute = kRequire on a CPU without fp16 arithmetic, naming what was missing).
   static Result<std::unique_ptr<Translator>> Create(std::shared_ptr<const Model> model,
@@ -246,9 +291,30 @@ class Translator {
   // No heap allocation. Errors: kBatchTooLarge, kInputTooLong, kInvalidArgument (empty input,
   // an id outside the vocabulary, options outside the limits), kBackend.
   Status TranslateIds(const TokenSpan* sources, size_t batch, const SearchOptions& options);
-  // Results of the last successful TranslateIds.
+  // Results of the last successful TranslateIds, or of input `sentence` of the last
+  // TranslateIdsEach (0 hypotheses for a line that failed).
   size_t num_hypotheses(size_t sentence) const;
   HypothesisView hypothesis(size_t sentence, size_t k) const;
+
+  // Translates `n` encoder inputs (n <= limits().sort_window), each succeeding or failing on its
+  // own, in batches formed by `batching` (sorted by length within the call, cut by lines and
+  // tokens) and run with TranslateIds. Afterwards line_status(i), num_hypotheses(i) and
+  // hypothesis(i, k) answer for input i, in input order, until the next call. A source that is
+  // empty, longer than max_source_tokens (kInputTooLong) or holds an id outside the vocabulary
+  // (kInvalidArgument) fails alone; a batch whose TranslateIds fails (kBackend, ...) gives its
+  // status to each of its lines. No heap allocation: a failing line's message is built when
+  // line_status is first asked for it.
+  // Errors of the whole call: kBatchTooLarge (n over sort_window), kInvalidArgument (sources
+  // null, options outside the limits, batching.max_lines outside [0, max_batch],
+  // batching.max_tokens < 0); such a call is rejected before anything changes.
+  Status TranslateIdsEach(const TokenSpan* sources, size_t n, const SearchOptions& options,
+                          const BatchOptions& batching = {});
+  // Why input `sentence` of the last TranslateIdsEach failed, or OK (also when out of range or
+  // after any other call). The message does not name the line (the caller knows which it asked
+  // about), e.g. "301 tokens exceed TranslatorLimits.max_source_tokens 256".
+  const Status& line_status(size_t sentence) const;
+  // line_status(sentence).code() without building the message (no allocation).
+  ErrorCode line_code(size_t sentence) const;
 
   // Teacher-forced decoding for tests and analysis: runs the encoder on `source` and the
   // decoder on decoder_start followed by `target`, writing (target.size + 1) * vocab_size
@@ -260,18 +326,22 @@ class Translator {
   // control characters (U+0000-001F, U+007F-009F) count as spaces; invalid UTF-8 is
   // kInvalidUtf8 naming "texts[i]" and the byte offset; a line longer than max_source_tokens is
   // kInputTooLong naming the line and its token count, never silently truncated. Any failing
-  // line fails the whole call. Options are checked even when every line is blank. Batches
-  // larger than max_batch are split (lines of similar length grouped); results keep input order.
+  // line fails the whole call. Options are checked even when every line is blank. Lines that
+  // are not blank are batched as TranslateIdsEach batches them (`batching`, within windows of
+  // sort_window input lines); results keep input order.
   Result<std::vector<std::vector<TextHypothesis>>> Translate(const std::vector<std::string>& texts,
-                                                             const SearchOptions& options);
+                                                             const SearchOptions& options,
+                                                             const BatchOptions& batching = {});
   // Translate with each line succeeding or failing on its own, as headwise-translate treats its
   // input lines: a line that is invalid UTF-8 or longer than max_source_tokens gets its own
   // error (same codes and messages as Translate) while the other lines are translated, and a
   // batch whose TranslateIds fails (kBackend, ...) gives that status to each of its lines.
-  // The outer Result fails only for what no line can change: options outside the limits
-  // (kInvalidArgument) and a model without tokenizer (kTokenizer).
+  // The outer Result fails only for what no line can change: options or batching outside the
+  // limits (kInvalidArgument) and a model without tokenizer (kTokenizer). Batching as Translate;
+  // the observer's line indices are indices into `texts`.
   Result<std::vector<Result<std::vector<TextHypothesis>>>> TranslateEach(
-      const std::vector<std::string>& texts, const SearchOptions& options);
+      const std::vector<std::string>& texts, const SearchOptions& options,
+      const BatchOptions& batching = {});
 
   const TranslatorLimits& limits() const;
   const std::shared_ptr<const Model>& model() const;

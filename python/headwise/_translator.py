@@ -90,6 +90,7 @@ class TranslatorLimits:
     threads: int
     max_memory_bytes: int
     fp16_compute: str
+    sort_window: int  # lines sorted by length and batched together (the value in use)
 
 
 def _c_int(name: str, value) -> int:
@@ -108,9 +109,10 @@ class Translator:
     ``max_batch`` (sentences per internal batch, default 8), ``max_source_tokens`` and
     ``max_target_tokens`` (EOS included; default min(256, the model's positions), as
     headwise-translate), ``max_beam`` (largest ``beam_size``, default 4),
-    ``max_memory_bytes`` (0 = no cap; over the cap raises LimitExceededError) and
+    ``max_memory_bytes`` (0 = no cap; over the cap raises LimitExceededError),
     ``fp16_compute`` ("auto", "off" or "require": fp16 arithmetic for fp16 models on ARMv8.2
-    CPUs).
+    CPUs) and ``sort_window`` (lines sorted by source length and batched together; None =
+    16 x ``max_batch``; its results are part of the planned memory).
 
     Threads: the GIL is released while translating, so several Python threads, each with its
     own Translator over one shared Model, translate in parallel. Calls on one Translator from
@@ -127,7 +129,8 @@ class Translator:
 
     def __init__(self, model: Model, threads: int = 1, *, max_batch: int = 8,
                  max_source_tokens: Optional[int] = None, max_target_tokens: Optional[int] = None,
-                 max_beam: int = 4, max_memory_bytes: int = 0, fp16_compute: str = "auto"):
+                 max_beam: int = 4, max_memory_bytes: int = 0, fp16_compute: str = "auto",
+                 sort_window: Optional[int] = None):
         if not isinstance(model, Model):
             raise TypeError(f"model must be a headwise.Model, found {type(model).__name__}")
         positions = model.config.max_position_embeddings
@@ -149,6 +152,7 @@ class Translator:
         p.max_beam = _c_int("max_beam", max_beam)
         p.max_memory_bytes = max_memory_bytes
         p.fp16_compute = FP16_COMPUTE[fp16_compute]
+        p.sort_window = 0 if sort_window is None else _c_int("sort_window", sort_window)
         # The C translator holds its own reference on the model; this handle keeps the C
         # hw_model (used for decoding in translate_ids) alive as long as the translator.
         self._model_handle = model._live()
@@ -158,7 +162,8 @@ class Translator:
         self._lock = threading.Lock()
         self.model = model
         self.limits = TranslatorLimits(p.max_batch, p.max_source_tokens, p.max_target_tokens,
-                                       p.max_beam, p.num_threads, max_memory_bytes, fp16_compute)
+                                       p.max_beam, p.num_threads, max_memory_bytes, fp16_compute,
+                                       lib.hw_translator_sort_window(self._handle))
 
     @property
     def precision(self) -> str:
@@ -178,7 +183,9 @@ class Translator:
     # -- translation --------------------------------------------------------------------
     def translate(self, texts: Iterable[Union[str, bytes]], beam_size: int = 1,
                   num_hypotheses: int = 1, max_length: Optional[int] = None,
-                  length_penalty: float = 1.0) -> List[TranslationResult]:
+                  length_penalty: float = 1.0, *, batch_lines: Optional[int] = None,
+                  batch_tokens: Optional[int] = None,
+                  sort_by_length: bool = True) -> List[TranslationResult]:
         """Translates lines of text; returns one :class:`TranslationResult` per line, in order.
 
         Args:
@@ -188,6 +195,12 @@ class Translator:
             num_hypotheses: n-best size, at most ``beam_size``.
             max_length: generated tokens including EOS; None = ``max_target_tokens``.
             length_penalty: score = sum of log-probabilities / length ** length_penalty.
+            batch_lines: most lines per batch; None = ``max_batch`` (also the upper bound).
+            batch_tokens: most tokens per batch, counted as lines x the longest source (EOS
+                included); None = no budget. A longer line forms a batch of its own.
+            sort_by_length: within each window of ``sort_window`` lines, batch lines of similar
+                length together (results still come back in input order); False = batches
+                follow input order.
 
         Per line, as headwise-translate: an empty or blank line gives one empty hypothesis
         (score 0) without running the model; control characters count as spaces; a line that is
@@ -202,33 +215,40 @@ class Translator:
             raise TypeError("translate() takes a list of lines; wrap a single line in a list")
         lines = [encode_text(t) for t in texts]
         params = _search_params(beam_size, num_hypotheses, max_length, length_penalty)
+        batch = _batch_params(batch_lines, batch_tokens, sort_by_length)
         n = len(lines)
         buffers = [ffi.from_buffer(b) for b in lines]  # no copies; alive until the call returns
         pointers = ffi.new("const char*[]", buffers) if n else ffi.NULL
         lengths = ffi.new("size_t[]", [len(b) for b in lines]) if n else ffi.NULL
         out = ffi.new("hw_result**")
         with self._lock:
-            check(lib.hw_translate_each(self._live(), pointers, lengths, n, params, out))
+            check(lib.hw_translate_each_batched(self._live(), pointers, lengths, n, params, batch,
+                                                out))
         return _read_result(out[0], n)
 
     def translate_ids(self, sources: Iterable[Sequence[int]], beam_size: int = 1,
                       num_hypotheses: int = 1, max_length: Optional[int] = None,
-                      length_penalty: float = 1.0) -> List[TranslationResult]:
+                      length_penalty: float = 1.0, *, batch_lines: Optional[int] = None,
+                      batch_tokens: Optional[int] = None,
+                      sort_by_length: bool = True) -> List[TranslationResult]:
         """Translates pre-tokenised input: each source is the encoder input ids, EOS included
         (what :meth:`Model.encode` returns). Options as in :meth:`translate`; hypotheses carry
         the decoded text when the model has a tokenizer (else text is None).
 
         Per source: an empty source, an id outside the vocabulary or over 32 bits
         (InvalidArgumentError) or more than ``max_source_tokens`` ids (InputTooLongError) gets
-        that error in its result; the other sources are translated. Sources go to the runtime
-        in batches of ``max_batch`` sources of similar length, as translate() batches lines, so
+        that error in its result; the other sources are translated. Sources are batched as
+        translate() batches lines (hw_translate_ids_each on each window of ``sort_window``
+        sources: sorted by length, cut by ``batch_lines`` and ``batch_tokens``), so
         ``translate_ids([model.encode(l) for l in lines])`` gives what ``translate(lines)``
-        gives (for lines that are not blank: translate answers those without the model).
+        gives for lines that are not blank (translate answers those without the model; here
+        their [EOS] source is translated and shares a batch with other short sources).
 
         Raises (for the whole call): InvalidArgumentError for options outside the limits,
         TypeError for an id that is not an integer.
         """
         params = _search_params(beam_size, num_hypotheses, max_length, length_penalty)
+        batch = _batch_params(batch_lines, batch_tokens, sort_by_length)
         arrays, results = [], []
         for i, src in enumerate(sources):
             try:
@@ -239,34 +259,25 @@ class Translator:
                 results.append(TranslationResult([], e))
         handle = self._live()
         decode = _Decoder(self._model_handle) if self.model.has_tokenizer else None
+        window = self.limits.sort_window
         with self._lock:
             # Options are checked once for the call, even when every source is rejected.
-            check(lib.hw_translate_ids(handle, ffi.NULL, ffi.NULL, 0, params))
-            # Batches of similar length, as translate() forms them (the same sources in the
-            # same batches give the same floats; one-row products run another kernel).
-            pending = sorted((i for i, a in enumerate(arrays) if a is not None),
-                             key=lambda i: len(arrays[i]))
-            step = self.limits.max_batch
-            for start in range(0, len(pending), step):
-                chunk = pending[start:start + step]
-                if self._run_ids(handle, [arrays[i] for i in chunk], params) == Status.OK:
-                    for j, i in enumerate(chunk):
-                        results[i] = self._collect(handle, j, decode)
+            check(lib.hw_translate_ids_each(handle, ffi.NULL, ffi.NULL, 0, params, batch))
+            # Windows of input positions, as translate() forms them from its lines.
+            for first in range(0, len(arrays), window):
+                chunk = [i for i in range(first, min(first + window, len(arrays)))
+                         if arrays[i] is not None]
+                if not chunk:
                     continue
-                # A batch fails as a whole; translating its sources one by one finds which
-                # failed and why, and keeps the others.
-                for i in chunk:
-                    status = self._run_ids(handle, [arrays[i]], params)
-                    results[i] = (self._collect(handle, 0, decode) if status == Status.OK else
-                                  TranslationResult([], error_for(status, f"sources[{i}] "
-                                                                 f"(translated alone): {last_error()}")))
+                ptrs = ffi.new("const int32_t*[]", [arrays[i] for i in chunk])
+                lens = ffi.new("size_t[]", [len(arrays[i]) for i in chunk])
+                check(lib.hw_translate_ids_each(handle, ptrs, lens, len(chunk), params, batch))
+                for j, i in enumerate(chunk):
+                    status = lib.hw_translator_line_status(handle, j)
+                    results[i] = (self._collect(handle, j, decode) if status == Status.OK else
+                                  TranslationResult([], error_for(status, f"sources[{i}]: " + to_str(
+                                      lib.hw_translator_line_error_message(handle, j)))))
         return results
-
-    @staticmethod
-    def _run_ids(handle, arrays, params) -> int:
-        ptrs = ffi.new("const int32_t*[]", arrays)
-        lens = ffi.new("size_t[]", [len(a) for a in arrays])
-        return lib.hw_translate_ids(handle, ptrs, lens, len(arrays), params)
 
     @staticmethod
     def _collect(handle, sentence: int, decode) -> TranslationResult:
@@ -306,7 +317,7 @@ class Translator:
     def __repr__(self) -> str:
         l = self.limits
         return (f"headwise.Translator({self.model.path!r}, threads={l.threads}, "
-                f"max_batch={l.max_batch}, max_beam={l.max_beam}, "
+                f"max_batch={l.max_batch}, max_beam={l.max_beam}, sort_window={l.sort_window}, "
                 f"max_source_tokens={l.max_source_tokens}, "
                 f"max_target_tokens={l.max_target_tokens}{', closed' if self.closed else ''})")
 
@@ -319,6 +330,16 @@ def _search_params(beam_size, num_hypotheses, max_length, length_penalty):
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
         raise TypeError(f"length_penalty must be a number, found {type(length_penalty).__name__}")
     p.length_penalty = float(length_penalty)
+    return p
+
+
+def _batch_params(batch_lines, batch_tokens, sort_by_length):
+    p = ffi.new("hw_batch_params*", lib.hw_batch_default_params())
+    p.max_lines = 0 if batch_lines is None else _c_int("batch_lines", batch_lines)
+    p.max_tokens = 0 if batch_tokens is None else _c_int("batch_tokens", batch_tokens)
+    if not isinstance(sort_by_length, bool):
+        raise TypeError(f"sort_by_length must be a bool, found {type(sort_by_length).__name__}")
+    p.sort_by_length = 1 if sort_by_length else 0
     return p
 
 

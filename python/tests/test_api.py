@@ -158,7 +158,7 @@ def test_max_length_and_length_penalty(tiny):
 def test_translator_limits_precision_and_repr(tiny, shipped):
     m = headwise.Model(tiny)
     t = headwise.Translator(m, threads=2, max_batch=3, max_beam=2)
-    assert t.limits == headwise.TranslatorLimits(3, 256, 256, 2, 2, 0, "auto")
+    assert t.limits == headwise.TranslatorLimits(3, 256, 256, 2, 2, 0, "auto", 48)
     assert t.precision == "f32" and t.precision_note.startswith("f32")
     assert t.kernel_paths.startswith("fp32: ")
     assert "threads=2" in repr(t)
@@ -167,6 +167,59 @@ def test_translator_limits_precision_and_repr(tiny, shipped):
     # More lines than max_batch: the runtime splits them; results keep the input order.
     lines = [f"Open the file {i}." for i in range(7)]
     assert [r.text for r in t.translate(lines)] == [t.translate([l])[0].text for l in lines]
+
+
+def test_length_sorted_batching_keeps_each_lines_result(tiny):
+    """A shuffled mix of short and long lines (a blank and an over-long one among them) in
+    sort windows smaller than the input, with line and token budgets, gives every line what a
+    batch-1 translator gives it, in input order; translate_ids batches the same way."""
+    import random
+    m = headwise.Model(tiny)
+    lines = ["Open the file.", "Where?", "The cat sat on the mat.", "Read.", "Yes",
+             "Thank you very much for your help!", "Close the window now.", "Save",
+             "Save the document before closing the window."]
+    random.Random(3).shuffle(lines)
+    lines.insert(2, "   ")
+    lines.insert(5, "cat " * 40)  # over max_source_tokens
+    one = headwise.Translator(m, max_batch=1, max_source_tokens=32, max_beam=3, sort_window=1)
+    many = headwise.Translator(m, max_batch=3, max_source_tokens=32, max_beam=3, sort_window=4)
+    assert many.limits.sort_window == 4
+    for beam, nbest in [(1, 1), (3, 2)]:
+        want = one.translate(lines, beam_size=beam, num_hypotheses=nbest)
+        assert isinstance(want[5].error, headwise.InputTooLongError)
+        for kwargs in [{}, {"batch_tokens": 20}, {"batch_lines": 2}, {"sort_by_length": False}]:
+            got = many.translate(lines, beam_size=beam, num_hypotheses=nbest, **kwargs)
+            assert len(got) == len(lines)
+            for i, (a, b) in enumerate(zip(got, want)):
+                assert a.ok == b.ok, (i, kwargs)
+                if not b.ok:
+                    assert type(a.error) is type(b.error) and str(a.error) == str(b.error)
+                    continue
+                assert [h.ids for h in a] == [h.ids for h in b], (i, kwargs)
+                assert [h.text for h in a] == [h.text for h in b], (i, kwargs)
+                assert all(math.isclose(x.score, y.score, rel_tol=1e-4, abs_tol=1e-4)
+                           for x, y in zip(a, b))
+        by_ids = many.translate_ids([m.encode(l) for l in lines], beam_size=beam,
+                                    num_hypotheses=nbest, batch_tokens=20)
+        for i, (a, b) in enumerate(zip(by_ids, want)):
+            if not lines[i].strip():
+                continue  # translate answers a blank line without the model
+            assert a.ok == b.ok, i
+            if a.ok:
+                assert [h.ids for h in a] == [h.ids for h in b], i
+    long = many.translate_ids([m.encode(lines[5]), m.encode("Read."), []])
+    assert isinstance(long[0].error, headwise.InputTooLongError)
+    assert long[0].error.message.startswith("sources[0]: ") and "max_source_tokens 32" in str(long[0].error)
+    assert long[1].ok
+    assert isinstance(long[2].error, headwise.InvalidArgumentError) and "sources[2]" in str(long[2].error)
+    with pytest.raises(headwise.InvalidArgumentError, match="max_lines"):
+        many.translate(["x"], batch_lines=4)  # over max_batch
+    with pytest.raises(headwise.InvalidArgumentError, match="max_tokens"):
+        many.translate_ids([[0]], batch_tokens=-1)
+    with pytest.raises(TypeError):
+        many.translate(["x"], sort_by_length=1)
+    with pytest.raises(headwise.InvalidArgumentError, match="sort_window"):
+        headwise.Translator(m, sort_window=-1)
 
 
 def test_lifetime(tiny):

@@ -3,10 +3,12 @@ and 200 test-split sentences: greedy and beam 4 texts and scores against the CLI
 4-best scores and ids against hw_translate (hw_c_nbest, exact floats), and translate_ids on
 Model.encode's ids against translate.
 
-Exact equality needs the same batches: headwise-translate translates its input 8 lines at a
-time (--batch 8), so the module is called the same way here; hw_c_nbest translates all lines
-in one call, so does the module for that comparison. Lines batched differently can differ in
-the last bits of a score (a one-row product runs another kernel than a many-row one)."""
+Exact equality needs the same batches: headwise-translate reads windows of 16 x --batch lines
+(128 with its --batch 8) and sorts each by length before cutting batches of 8; a Translator
+with max_batch 8 has the same sort window (128), so translate() over all 200 lines forms the
+same windows and batches; hw_c_nbest translates all lines in one call, as the module does.
+Lines batched differently can differ in the last bits of a score (a one-row product runs
+another kernel than a many-row one)."""
 import json
 import subprocess
 
@@ -31,9 +33,8 @@ def translator(shipped):
 @pytest.mark.parametrize("beam,nbest", [(1, 1), (4, 4)])
 def test_same_as_the_cli(translator, shipped, test_sentences, beam, nbest):
     want = cli(shipped, test_sentences, "--beam", str(beam), "--nbest", str(nbest))
-    got = [r for i in range(0, len(test_sentences), 8)  # as the CLI's --batch 8 reads them
-           for r in translator.translate(test_sentences[i:i + 8], beam_size=beam,
-                                         num_hypotheses=nbest)]
+    assert translator.limits.sort_window == 128  # the CLI's window with --batch 8
+    got = translator.translate(test_sentences, beam_size=beam, num_hypotheses=nbest)
     assert len(got) == len(want) == 200
     differ = []
     for i, (g, w) in enumerate(zip(got, want)):

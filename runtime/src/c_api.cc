@@ -26,10 +26,12 @@ struct hw_model {
 
 struct hw_translator {
   std::unique_ptr<headwise::Translator> translator;
-  // Sized to max_batch at create so hw_translate_ids does not allocate.
+  // Sized to max(max_batch, sort_window) at create so hw_translate_ids and
+  // hw_translate_ids_each do not allocate.
   std::vector<headwise::TokenSpan> spans;
-  // Sentences of the last successful hw_translate_ids; 0 after any other call, because
-  // hw_translate also runs TranslateIds and replaces the translator's results.
+  // Sentences of the last successful hw_translate_ids / hw_translate_ids_each; 0 after any
+  // other call, because hw_translate also runs TranslateIds and replaces the translator's
+  // results.
   size_t id_sentences = 0;
 };
 
@@ -90,6 +92,16 @@ headwise::SearchOptions ToSearch(const hw_search_params* p) {
   o.num_hypotheses = p->num_hypotheses;
   o.length_penalty = p->length_penalty;
   o.max_length = p->max_length;
+  return o;
+}
+
+headwise::BatchOptions ToBatch(const hw_batch_params* p) {
+  const hw_batch_params d = hw_batch_default_params();
+  if (p == nullptr) p = &d;
+  headwise::BatchOptions o;
+  o.max_lines = p->max_lines;
+  o.max_tokens = p->max_tokens;
+  o.sort_by_length = p->sort_by_length != 0;
   return o;
 }
 
@@ -202,6 +214,7 @@ hw_translator_params hw_translator_default_params(void) {
   p.num_threads = d.num_threads;
   p.max_memory_bytes = d.max_memory_bytes;
   p.fp16_compute = static_cast<int>(d.fp16_compute);
+  p.sort_window = d.sort_window;
   return p;
 }
 
@@ -212,6 +225,15 @@ hw_search_params hw_search_default_params(void) {
   p.num_hypotheses = d.num_hypotheses;
   p.length_penalty = d.length_penalty;
   p.max_length = d.max_length;
+  return p;
+}
+
+hw_batch_params hw_batch_default_params(void) {
+  const headwise::BatchOptions d;
+  hw_batch_params p;
+  p.max_lines = d.max_lines;
+  p.max_tokens = d.max_tokens;
+  p.sort_by_length = d.sort_by_length ? 1 : 0;
   return p;
 }
 
@@ -327,11 +349,13 @@ hw_status hw_translator_create(const hw_model* model, const hw_translator_params
     limits.max_memory_bytes = params->max_memory_bytes;
     // Out-of-range values reach Translator::Create, which names them (kInvalidArgument).
     limits.fp16_compute = static_cast<headwise::Fp16Compute>(params->fp16_compute);
+    limits.sort_window = params->sort_window;
     auto created = headwise::Translator::Create(model->model, limits);
     if (!created.ok()) return Fail(created.status());
     auto t = std::make_unique<hw_translator>();
     t->translator = std::move(created).value();
-    t->spans.resize(static_cast<size_t>(t->translator->limits().max_batch));
+    const headwise::TranslatorLimits& made = t->translator->limits();
+    t->spans.resize(static_cast<size_t>(std::max(made.max_batch, made.sort_window)));
     *out_translator = t.release();
     return HW_OK;
   });
@@ -393,18 +417,17 @@ hw_status hw_translate(hw_translator* translator, const char* const* texts, size
   });
 }
 
-hw_status hw_translate_each(hw_translator* translator, const char* const* texts,
-                            const size_t* lengths, size_t n, const hw_search_params* params,
-                            hw_result** out_result) {
+namespace {
+
+hw_status TranslateEach(const char* name, hw_translator* translator, const char* const* texts,
+                        const size_t* lengths, size_t n, const hw_search_params* params,
+                        const hw_batch_params* batch, hw_result** out_result) {
   return Guard([&] {
-    if (out_result == nullptr) {
-      return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_each: out_result is NULL");
-    }
+    const std::string fn(name);
+    if (out_result == nullptr) return Fail(HW_ERR_INVALID_ARGUMENT, (fn + ": out_result is NULL").c_str());
     *out_result = nullptr;
-    if (translator == nullptr) {
-      return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_each: translator is NULL");
-    }
-    if (texts == nullptr && n > 0) return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_each: texts is NULL");
+    if (translator == nullptr) return Fail(HW_ERR_INVALID_ARGUMENT, (fn + ": translator is NULL").c_str());
+    if (texts == nullptr && n > 0) return Fail(HW_ERR_INVALID_ARGUMENT, (fn + ": texts is NULL").c_str());
     translator->id_sentences = 0;
     std::vector<std::string> lines;
     lines.reserve(n);
@@ -412,7 +435,7 @@ hw_status hw_translate_each(hw_translator* translator, const char* const* texts,
       const size_t length = lengths != nullptr ? lengths[i] : 0;
       if (texts[i] == nullptr && (lengths == nullptr || length > 0)) {
         return Fail(HW_ERR_INVALID_ARGUMENT,
-                    ("hw_translate_each: texts[" + std::to_string(i) + "] is NULL").c_str());
+                    (fn + ": texts[" + std::to_string(i) + "] is NULL").c_str());
       }
       if (lengths == nullptr) {
         lines.emplace_back(texts[i]);
@@ -420,7 +443,7 @@ hw_status hw_translate_each(hw_translator* translator, const char* const* texts,
         lines.emplace_back(texts[i] == nullptr ? "" : texts[i], length);
       }
     }
-    auto translated = translator->translator->TranslateEach(lines, ToSearch(params));
+    auto translated = translator->translator->TranslateEach(lines, ToSearch(params), ToBatch(batch));
     if (!translated.ok()) return Fail(translated.status());
     auto result = std::make_unique<hw_result>();
     result->sentences.resize(n);
@@ -437,6 +460,23 @@ hw_status hw_translate_each(hw_translator* translator, const char* const* texts,
     *out_result = result.release();
     return HW_OK;
   });
+}
+
+}  // namespace
+
+hw_status hw_translate_each(hw_translator* translator, const char* const* texts,
+                            const size_t* lengths, size_t n, const hw_search_params* params,
+                            hw_result** out_result) {
+  return TranslateEach("hw_translate_each", translator, texts, lengths, n, params, nullptr,
+                       out_result);
+}
+
+hw_status hw_translate_each_batched(hw_translator* translator, const char* const* texts,
+                                    const size_t* lengths, size_t n,
+                                    const hw_search_params* params,
+                                    const hw_batch_params* batch, hw_result** out_result) {
+  return TranslateEach("hw_translate_each_batched", translator, texts, lengths, n, params, batch,
+                       out_result);
 }
 
 size_t hw_result_num_sentences(const hw_result* result) {
@@ -496,10 +536,11 @@ hw_status hw_translate_ids(hw_translator* translator, const int32_t* const* ids,
     if (n > 0 && (ids == nullptr || lengths == nullptr)) {
       return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_ids: ids or lengths is NULL");
     }
-    if (n > translator->spans.size()) {
+    const auto max_batch = static_cast<size_t>(translator->translator->limits().max_batch);
+    if (n > max_batch) {
       return Fail(HW_ERR_BATCH_TOO_LARGE,
                   ("hw_translate_ids: " + std::to_string(n) + " sentences exceed max_batch " +
-                   std::to_string(translator->spans.size()))
+                   std::to_string(max_batch))
                       .c_str());
     }
     for (size_t i = 0; i < n; ++i) {
@@ -514,6 +555,55 @@ hw_status hw_translate_ids(hw_translator* translator, const int32_t* const* ids,
     translator->id_sentences = n;
     return HW_OK;
   });
+}
+
+hw_status hw_translate_ids_each(hw_translator* translator, const int32_t* const* ids,
+                                const size_t* lengths, size_t n, const hw_search_params* params,
+                                const hw_batch_params* batch) {
+  // No allocation on the success path: the spans live in `translator`, sized at create.
+  return Guard([&] {
+    if (translator == nullptr) {
+      return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_ids_each: translator is NULL");
+    }
+    translator->id_sentences = 0;
+    if (n > 0 && (ids == nullptr || lengths == nullptr)) {
+      return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_ids_each: ids or lengths is NULL");
+    }
+    const auto window = static_cast<size_t>(translator->translator->limits().sort_window);
+    if (n > window) {
+      return Fail(HW_ERR_BATCH_TOO_LARGE,
+                  ("hw_translate_ids_each: " + std::to_string(n) +
+                   " sources exceed the sort window " + std::to_string(window))
+                      .c_str());
+    }
+    for (size_t i = 0; i < n; ++i) {
+      // A NULL pointer with a length fails that source alone (TranslateIdsEach names it).
+      translator->spans[i] = headwise::TokenSpan{ids[i], lengths[i]};
+    }
+    const Status s = translator->translator->TranslateIdsEach(translator->spans.data(), n,
+                                                              ToSearch(params), ToBatch(batch));
+    if (!s.ok()) return Fail(s);
+    translator->id_sentences = n;
+    return HW_OK;
+  });
+}
+
+hw_status hw_translator_line_status(const hw_translator* translator, size_t sentence) {
+  if (translator == nullptr || sentence >= translator->id_sentences) return HW_OK;
+  return static_cast<hw_status>(translator->translator->line_code(sentence));
+}
+
+const char* hw_translator_line_error_message(const hw_translator* translator, size_t sentence) {
+  if (translator == nullptr || sentence >= translator->id_sentences) return "";
+  try {
+    return translator->translator->line_status(sentence).message().c_str();
+  } catch (...) {  // out of memory while building the message
+    return "";
+  }
+}
+
+int hw_translator_sort_window(const hw_translator* translator) {
+  return translator == nullptr ? 0 : translator->translator->limits().sort_window;
 }
 
 size_t hw_translator_num_hypotheses(const hw_translator* translator, size_t sentence) {
@@ -531,7 +621,8 @@ hw_status hw_translator_hypothesis(const hw_translator* translator, size_t sente
     if (k >= hw_translator_num_hypotheses(translator, sentence)) {
       return Fail(HW_ERR_INVALID_ARGUMENT,
                   ("hw_translator_hypothesis: no hypothesis " + std::to_string(k) +
-                   " of sentence " + std::to_string(sentence) + " in the last hw_translate_ids")
+                   " of sentence " + std::to_string(sentence) +
+                   " in the last hw_translate_ids / hw_translate_ids_each")
                       .c_str());
     }
     const headwise::HypothesisView h = translator->translator->hypothesis(sentence, k);
@@ -552,7 +643,8 @@ hw_status hw_translator_get_hypothesis(const hw_translator* translator, size_t s
     if (k >= hw_translator_num_hypotheses(translator, sentence)) {
       return Fail(HW_ERR_INVALID_ARGUMENT,
                   ("hw_translator_get_hypothesis: no hypothesis " + std::to_string(k) +
-                   " of sentence " + std::to_string(sentence) + " in the last hw_translate_ids")
+                   " of sentence " + std::to_string(sentence) +
+                   " in the last hw_translate_ids / hw_translate_ids_each")
                       .c_str());
     }
     const headwise::HypothesisView h = translator->translator->hypothesis(sentence, k);

@@ -56,6 +56,7 @@ Status Translator::TranslateIds(const TokenSpan* sources, size_t batch,
   }
 
   t.result_sentences = 0;  // the previous results are overwritten from here on
+  t.window_lines = 0;
   if (batch == 0) return Status::Ok();
   const size_t max_length = options.max_length > 0 ? static_cast<size_t>(options.max_length)
                                                    : static_cast<size_t>(t.limits.max_target_tokens);
@@ -72,6 +73,9 @@ Status Translator::TranslateIds(const TokenSpan* sources, size_t batch,
 
 size_t Translator::num_hypotheses(size_t sentence) const {
   const Impl& t = *impl_;
+  if (t.window_lines > 0) {  // after TranslateIdsEach (batching.cc): its results, input order
+    return sentence < t.window_lines ? static_cast<size_t>(t.buf.window.count[sentence]) : 0;
+  }
   if (sentence >= t.result_sentences) return 0;
   const size_t stored = t.buf.search.hyps.count(sentence);
   return stored < t.result_hypotheses ? stored : t.result_hypotheses;
@@ -79,6 +83,7 @@ size_t Translator::num_hypotheses(size_t sentence) const {
 
 HypothesisView Translator::hypothesis(size_t sentence, size_t k) const {
   if (k >= num_hypotheses(sentence)) return HypothesisView{};
+  if (impl_->window_lines > 0) return impl_->buf.window.Get(sentence, k);
   return impl_->buf.search.hyps.Get(sentence, k);
 }
 

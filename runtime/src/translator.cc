@@ -98,10 +98,12 @@ Result<std::unique_ptr<Translator::Impl>> CreateTranslatorImpl(std::shared_ptr<c
   if (model == nullptr) return InvalidArgument("Translator::Create: model is null");
   auto impl = std::make_unique<Translator::Impl>();
   impl->model = std::move(model);
-  impl->limits = limits;
   const Model::Impl& m = impl->model->impl();
   const ModelConfig& dims = m.config;
   HW_RETURN_IF_ERROR(CheckLimits(limits, dims));
+  HW_ASSIGN_OR_RETURN(int sort_window, ResolveSortWindow(limits));
+  impl->limits = limits;
+  impl->limits.sort_window = sort_window;
   // H of hypotheses.h: fewer than 3 * beam records per sentence (see beam.cc for the bound).
   const size_t hyps_per_sentence = 3 * static_cast<size_t>(limits.max_beam);
   HW_RETURN_IF_ERROR(InitXnnpack());
@@ -111,7 +113,7 @@ Result<std::unique_ptr<Translator::Impl>> CreateTranslatorImpl(std::shared_ptr<c
   const bool f16 = impl->precision == MatmulPrecision::kF16;
 
   ArenaCarver measure;
-  LayoutBuffers(m, limits, hyps_per_sentence, f16, measure, &impl->buf);
+  LayoutBuffers(m, impl->limits, hyps_per_sentence, f16, measure, &impl->buf);
   if (measure.overflowed()) {
     return Status(ErrorCode::kLimitExceeded,
                   "the activation memory these TranslatorLimits need does not fit in size_t");
@@ -124,8 +126,9 @@ Result<std::unique_ptr<Translator::Impl>> CreateTranslatorImpl(std::shared_ptr<c
                       std::to_string(limits.max_memory_bytes));
   }
   HW_ASSIGN_OR_RETURN(impl->arena, Arena::Allocate(bytes));
+  impl->line_status.resize(static_cast<size_t>(sort_window));  // the arena holds as many lines
   ArenaCarver carve(impl->arena.data());
-  LayoutBuffers(m, limits, hyps_per_sentence, f16, carve, &impl->buf);
+  LayoutBuffers(m, impl->limits, hyps_per_sentence, f16, carve, &impl->buf);
   kernels::SinusoidalPositions(
       static_cast<size_t>(std::max(limits.max_source_tokens, limits.max_target_tokens)),
       static_cast<size_t>(dims.d_model), impl->buf.positions);

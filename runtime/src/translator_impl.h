@@ -16,13 +16,15 @@
 // on the calling thread. The Model is only read.
 //
 // The stages get only their own part: RunEncoder(net, buf.encoder), Decoder(net, buf.decoder),
-// RunGreedy / RunBeam(decoder, buf.search).
+// RunGreedy / RunBeam(decoder, buf.search); TranslateIdsEach (batching.cc) plans its batches
+// and keeps their results in buf.window.
 #ifndef HEADWISE_RUNTIME_TRANSLATOR_IMPL_H_
 #define HEADWISE_RUNTIME_TRANSLATOR_IMPL_H_
 
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "arena.h"
 #include "decoder.h"
@@ -49,6 +51,11 @@ struct Translator::Impl {
   // Results of the last successful TranslateIds.
   size_t result_sentences = 0;
   size_t result_hypotheses = 0;  // requested num_hypotheses
+  // Lines of the last successful TranslateIdsEach, whose results are in buf.window (0 after
+  // any other call), and their statuses (sized sort_window at Create): a failed batch's status
+  // is copied in, a line's own fault (buf.window.fault) described when line_status asks.
+  size_t window_lines = 0;
+  std::vector<Status> line_status;
 
   const Model::Impl& model_impl() const { return model->impl(); }
   Decoder decoder() const { return Decoder(net, buf.decoder); }

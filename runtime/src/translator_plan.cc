@@ -160,6 +160,7 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
   dec.tmp = c.Take<float>({R, d});
   dec.ffn = c.Take<float>({R, static_cast<size_t>(dims.decoder_ffn_dim)});
   c.Rewind(std::max(encoder_end, c.Mark()));
+  LayoutWindowBuffers(limits, c, &buf->window);
 
   // What passes between the stages: the encoder writes the source layout and the cross K/V
   // the decoder reads; the search writes the step rows the decoder reads.

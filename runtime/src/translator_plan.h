@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "arena.h"
+#include "batching.h"
 #include "decoder.h"
 #include "encoder.h"
 #include "fc/fully_connected.h"
@@ -28,9 +29,12 @@ struct TranslatorBuffers {
   Int8Scratch int8;
   // F16 copies of one operator's input and output rows; empty unless the f16 path is on.
   F16Scratch f16;
+  // The sort window's plan and results (TranslateIdsEach, batching.h).
+  WindowBuffers window;
 };
 
 // Takes every buffer of `buf` from `carver` (see arena.h: run once to measure, once to carve).
+// limits.sort_window must be resolved (ResolveSortWindow).
 // `hyps_per_sentence` is H of hypotheses.h. `f16_compute`: F16 matrices run the f16 path
 // (fc/fully_connected.h), which needs buf->f16.
 void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,

@@ -1,5 +1,5 @@
-// Two promises of the C API that need control of the allocator: hw_translate_ids performs no heap
-// allocation (after the translator exists), and an allocation failure inside any entry point
+// Two promises of the C API that need control of the allocator: hw_translate_ids and
+// hw_translate_ids_each perform no heap allocation (after the translator exists), and an allocation failure inside any entry point
 // comes back as HW_ERR_OUT_OF_MEMORY instead of an exception crossing into C.
 //
 // This executable links the allocation counter (tests/support/alloc_counter.h), so it sees
@@ -64,6 +64,65 @@ TEST_F(CApiAllocTest, TranslateIdsDoesNotAllocate) {
     ASSERT_EQ(s, HW_OK) << hw_last_error_message();
     ASSERT_EQ(h, HW_OK) << hw_last_error_message();
     EXPECT_EQ(counted, 0) << "round " << round;
+  }
+  hw_translator_free(translator);
+  hw_model_free(model);
+}
+
+// hw_translate_ids_each over a shuffled mix of short and long sources, one of them too long,
+// sorted and cut by a token budget, greedy and beam n-best: no allocation once warm, reading
+// the hypotheses and the line statuses included (the message is built only when asked for).
+TEST_F(CApiAllocTest, TranslateIdsEachDoesNotAllocate) {
+  hw_model* model = nullptr;
+  ASSERT_EQ(hw_model_load((*dir_ / "tiny.hwm").c_str(), nullptr, &model), HW_OK) << hw_last_error_message();
+  hw_translator_params tp = hw_translator_default_params();
+  tp.max_batch = 2;
+  tp.max_source_tokens = 8;
+  tp.max_target_tokens = 16;
+  tp.max_beam = 3;
+  tp.num_threads = 2;
+  tp.sort_window = 6;
+  hw_translator* translator = nullptr;
+  ASSERT_EQ(hw_translator_create(model, &tp, &translator), HW_OK) << hw_last_error_message();
+  ASSERT_EQ(hw_translator_sort_window(translator), 6);
+
+  const int32_t a[] = {5, 9, 12, 7, 11, 6, testing::kEos};
+  const int32_t b[] = {8, testing::kEos};
+  const int32_t c[] = {5, 9, 12, 7, 11, 6, 5, 9, 12, testing::kEos};  // 10 > max_source_tokens
+  const int32_t d[] = {7, 3, 9, 4, 6, testing::kEos};
+  const int32_t e[] = {3, testing::kEos};
+  const int32_t* ids[] = {a, b, c, d, e};
+  const size_t lengths[] = {7, 2, 10, 6, 2};
+  hw_batch_params bp = hw_batch_default_params();
+  bp.max_tokens = 12;
+  for (int beam : {1, 3}) {
+    hw_search_params sp = hw_search_default_params();
+    sp.beam_size = beam;
+    sp.num_hypotheses = beam == 1 ? 1 : 2;
+    ASSERT_EQ(hw_translate_ids_each(translator, ids, lengths, 5, &sp, &bp), HW_OK) << hw_last_error_message();
+    for (int round = 0; round < 2; ++round) {
+      hw_status s = HW_OK, failed = HW_OK;
+      size_t hyps = 0;
+      long counted = 0;
+      {
+        testing::AllocationCounter counter;
+        s = hw_translate_ids_each(translator, ids, lengths, 5, &sp, &bp);
+        for (size_t i = 0; i < 5; ++i) {
+          hw_hypothesis h;
+          for (size_t k = 0; k < hw_translator_num_hypotheses(translator, i); ++k) {
+            if (hw_translator_get_hypothesis(translator, i, k, &h) == HW_OK) ++hyps;
+          }
+        }
+        failed = hw_translator_line_status(translator, 2);
+        counted = counter.count();
+      }
+      ASSERT_EQ(s, HW_OK) << hw_last_error_message();
+      EXPECT_EQ(failed, HW_ERR_INPUT_TOO_LONG);
+      EXPECT_EQ(hyps, 4u * static_cast<size_t>(sp.num_hypotheses));
+      EXPECT_EQ(counted, 0) << "beam " << beam << " round " << round;
+      EXPECT_STREQ(hw_translator_line_error_message(translator, 2),
+                   "10 tokens exceed TranslatorLimits.max_source_tokens 8");
+    }
   }
   hw_translator_free(translator);
   hw_model_free(model);

@@ -53,6 +53,12 @@ static void check_error_paths(void) {
   s = hw_translate(NULL, NULL, 0, NULL, &result);
   CHECK(s == HW_ERR_INVALID_ARGUMENT);
   CHECK(result == NULL);
+  s = hw_translate_each_batched(NULL, NULL, NULL, 0, NULL, NULL, &result);
+  CHECK(s == HW_ERR_INVALID_ARGUMENT);
+  CHECK(hw_translate_ids_each(NULL, NULL, NULL, 0, NULL, NULL) == HW_ERR_INVALID_ARGUMENT);
+  CHECK(hw_translator_line_status(NULL, 0) == HW_OK);
+  CHECK(strcmp(hw_translator_line_error_message(NULL, 0), "") == 0);
+  CHECK(hw_translator_sort_window(NULL) == 0);
 
   CHECK(hw_result_num_sentences(NULL) == 0);
   CHECK(hw_result_text(NULL, 0, 0) == NULL);
@@ -65,7 +71,10 @@ static void check_error_paths(void) {
     hw_load_params lp = hw_load_default_params();
     hw_translator_params tp = hw_translator_default_params();
     hw_search_params sp = hw_search_default_params();
+    hw_batch_params bp = hw_batch_default_params();
     CHECK(lp.verify_checksum == 1);
+    CHECK(tp.sort_window == 0);
+    CHECK(bp.max_lines == 0 && bp.max_tokens == 0 && bp.sort_by_length == 1);
     CHECK(tp.max_batch == 8 && tp.max_source_tokens == 256 && tp.max_target_tokens == 256);
     CHECK(tp.max_beam == 4 && tp.num_threads == 1 && tp.max_memory_bytes == 0);
     CHECK(sp.beam_size == 1 && sp.num_hypotheses == 1 && sp.max_length == 0);
@@ -148,6 +157,21 @@ static void check_model(const char* path, int32_t eos) {
     CHECK(len == 0 || out != NULL);
     CHECK(hw_translator_hypothesis(translator, 2, 0, &out, &len, &score) == HW_ERR_INVALID_ARGUMENT);
     CHECK(hw_translate_ids(translator, ids, lengths, 3, &sp) == HW_ERR_BATCH_TOO_LARGE);
+    {
+      /* Three sources, sorted and batched by two, each on its own; one too long. */
+      hw_batch_params bp = hw_batch_default_params();
+      size_t each_lengths[3] = {4, 2, 65}; /* 65 > max_source_tokens: rejected before its ids are read */
+      bp.max_tokens = 8;
+      CHECK(hw_translator_sort_window(translator) == 32); /* 16 x max_batch */
+      CHECK(hw_translate_ids_each(translator, ids, each_lengths, 3, &sp, &bp) == HW_OK);
+      CHECK(hw_translator_num_hypotheses(translator, 0) == 2);
+      CHECK(hw_translator_line_status(translator, 1) == HW_OK);
+      CHECK(hw_translator_line_status(translator, 2) == HW_ERR_INPUT_TOO_LONG);
+      CHECK(strstr(hw_translator_line_error_message(translator, 2), "65 tokens") != NULL);
+      CHECK(hw_translator_num_hypotheses(translator, 2) == 0);
+      bp.max_lines = 3; /* over max_batch */
+      CHECK(hw_translate_ids_each(translator, ids, each_lengths, 3, &sp, &bp) == HW_ERR_INVALID_ARGUMENT);
+    }
     sp.beam_size = 3; /* over max_beam */
     sp.num_hypotheses = 1;
     CHECK(hw_translate_ids(translator, ids, lengths, 1, &sp) == HW_ERR_INVALID_ARGUMENT);
@@ -201,6 +225,18 @@ static void check_info_and_lines(const char* path) {
       CHECK(hw_result_get_hypothesis(result, 0, 0, &h) == HW_OK);
       CHECK(h.text != NULL && (h.length == 0 || h.ids != NULL) && (h.finished == 0 || h.finished == 1));
       hw_result_free(result);
+    }
+    {
+      hw_batch_params bp = hw_batch_default_params();
+      bp.max_tokens = 16;
+      bp.sort_by_length = 0;
+      result = NULL;
+      CHECK(hw_translate_each_batched(translator, lines, lengths, 3, NULL, &bp, &result) == HW_OK);
+      if (result != NULL) {
+        CHECK(hw_result_status(result, 1) == HW_ERR_INVALID_UTF8);
+        CHECK(hw_result_num_hypotheses(result, 0) == 1 && hw_result_num_hypotheses(result, 2) == 1);
+        hw_result_free(result);
+      }
     }
     n = 0;
     CHECK(hw_model_encode(model, "Read.", 5, ids, 64, &n) == HW_OK);

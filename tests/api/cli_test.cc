@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -155,6 +156,8 @@ TEST(Cli, UsageErrorsExitTwo) {
       {"-m", kModel, "--length-penalty", "nan"},
       {"-m", kModel, "--threads", "-1"},
       {"-m", kModel, "--batch", "99999999999"},
+      {"-m", kModel, "--batch-tokens", "-1"},
+      {"-m", kModel, "--window", "0"},
       {"-m", kModel, "--fp16", "on"},
       {"-m", kModel, "--fp16", "require", "hello"},  // an F32 model: nothing to require
       {"hello"},  // no model
@@ -255,8 +258,21 @@ TEST(Cli, JsonGivesOneObjectPerLine) {
             objects[0]["translations"][1]["score"].get<double>());
   EXPECT_TRUE(objects[0]["translations"][0]["finished"].is_boolean());
   EXPECT_GE(objects[0]["timing"]["batch_ms"].get<double>(), 0.0);
-  // Lines 1, 3 and 4 went to one Translate call (line 2 failed before it).
-  EXPECT_EQ(objects[0]["timing"]["batch_lines"], 3);
+  // Lines 1 and 4 shared a model batch; the blank line 3 ran none; all four lines were one
+  // window (one library call).
+  EXPECT_EQ(objects[0]["timing"]["batch_lines"], 2);
+  EXPECT_EQ(objects[0]["timing"]["batch"], 0);
+  EXPECT_EQ(objects[3]["timing"]["batch"], 0);
+  EXPECT_EQ(objects[3]["timing"]["batch_ms"], objects[0]["timing"]["batch_ms"]);
+  EXPECT_TRUE(objects[2]["timing"]["batch"].is_null());
+  EXPECT_EQ(objects[2]["timing"]["batch_lines"], 0);
+  EXPECT_EQ(objects[2]["timing"]["batch_ms"], 0.0);
+  for (size_t i : {size_t{0}, size_t{2}, size_t{3}}) {
+    EXPECT_EQ(objects[i]["timing"]["window"], 0);
+    EXPECT_EQ(objects[i]["timing"]["window_lines"], 4);
+    EXPECT_GE(objects[i]["timing"]["window_ms"].get<double>(),
+              objects[0]["timing"]["batch_ms"].get<double>());
+  }
 
   EXPECT_EQ(objects[1]["input"], "\xEF\xBF\xBD");  // the invalid byte, replaced for JSON
   EXPECT_EQ(objects[1]["error"]["code"], "INVALID_UTF8");
@@ -284,14 +300,67 @@ TEST(Cli, BatchSizeDoesNotChangeTheOutput) {
     input += std::string(s) + "\n";
   }
   const CliRun one = Translate({"-m", kModel, "--batch", "1"}, input);
-  const CliRun three = Translate({"-m", kModel, "--batch", "3", "--threads", "2"}, input);
-  const CliRun all = Translate({"-m", kModel, "--batch", "64"}, input);
   ASSERT_EQ(one.code, 0) << one.err;
-  ASSERT_EQ(three.code, 0) << three.err;
-  ASSERT_EQ(all.code, 0) << all.err;
   EXPECT_EQ(Lines(one.out).size(), 7u);
-  EXPECT_EQ(one.out, three.out);
-  EXPECT_EQ(one.out, all.out);
+  // Sorted windows smaller and larger than the input, line and token budgets, threads.
+  const std::vector<std::vector<std::string>> variants = {
+      {"--batch", "3", "--threads", "2"},
+      {"--batch", "64"},
+      {"--batch", "3", "--window", "4"},
+      {"--batch", "4", "--batch-tokens", "16"},
+      {"--batch", "2", "--window", "1"},
+  };
+  for (const auto& v : variants) {
+    std::vector<std::string> args = {"-m", kModel};
+    args.insert(args.end(), v.begin(), v.end());
+    const CliRun r = Translate(args, input);
+    ASSERT_EQ(r.code, 0) << v[1] << " " << r.err;
+    EXPECT_EQ(r.out, one.out) << v[0] << " " << v[1];
+  }
+}
+
+// --json timing adds up per batch and per window: the lines that name a batch number are as
+// many as its batch_lines and share its batch_ms; windows hold --window input lines; a window's
+// wall time covers its batches.
+TEST(Cli, JsonTimingSumsPerBatchAndWindow) {
+  std::string input;
+  for (const char* s : {"Open the file.", "Where is the train station?", "", "Read.",
+                        "The children play in the garden.", "Press the button to continue.",
+                        "It is late, and the shops are closed.", "Yes"}) {
+    input += std::string(s) + "\n";
+  }
+  const CliRun r = Translate({"-m", kModel, "--json", "--batch", "2", "--window", "5"}, input);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 8u);
+  std::map<int, std::vector<nlohmann::json>> by_batch;
+  std::map<int, double> window_ms, batch_sum;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto j = nlohmann::json::parse(lines[i]);
+    ASSERT_EQ(j["line"], i + 1);
+    const auto& t = j["timing"];
+    EXPECT_EQ(t["window"], i < 5 ? 0 : 1);
+    EXPECT_EQ(t["window_lines"], i < 5 ? 5 : 3);
+    window_ms[t["window"].get<int>()] = t["window_ms"].get<double>();
+    if (i == 2) {  // the blank line
+      EXPECT_TRUE(t["batch"].is_null());
+      continue;
+    }
+    by_batch[t["batch"].get<int>()].push_back(t);
+  }
+  ASSERT_EQ(by_batch.size(), 4u);  // 4 + 3 translated lines in batches of at most 2
+  int expect_id = 0;
+  for (const auto& [id, group] : by_batch) {
+    EXPECT_EQ(id, expect_id++);
+    EXPECT_EQ(group.size(), group[0]["batch_lines"].get<size_t>()) << "batch " << id;
+    EXPECT_LE(group.size(), 2u);
+    for (const auto& t : group) {
+      EXPECT_EQ(t["batch_ms"], group[0]["batch_ms"]);
+      EXPECT_EQ(t["window"], group[0]["window"]) << "a batch never spans two windows";
+    }
+    batch_sum[group[0]["window"].get<int>()] += group[0]["batch_ms"].get<double>();
+  }
+  for (const auto& [w, ms] : window_ms) EXPECT_GE(ms, batch_sum[w]) << "window " << w;
 }
 
 TEST(Cli, StreamsStdinBatchByBatch) {

@@ -1,6 +1,7 @@
 // The token-id path performs zero heap allocations: this binary links the allocation counter
 // (tests/support/alloc_counter.h) and counts every call made (on any thread, XNNPACK and the
-// thread pool included) while TranslateIds and ForcedLogits run after a warm-up call.
+// thread pool included) while TranslateIds, TranslateIdsEach and ForcedLogits run after a
+// warm-up call.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -110,6 +111,88 @@ TEST_P(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   EXPECT_GT(hyps, 0u);
   EXPECT_EQ(counted, 0) << "heap allocations during TranslateIds / ForcedLogits ("
                         << tr.precision_note() << ")";
+}
+
+// An observer that only counts: what it is told must not need the heap either.
+class CountingObserver final : public BatchObserver {
+ public:
+  void OnBatch(const BatchReport& batch) override {
+    ++batches;
+    lines += batch.num_lines;
+  }
+  size_t batches = 0;
+  size_t lines = 0;
+};
+
+// TranslateIdsEach: a shuffled mix of short and long sources (with one too long, which fails
+// alone), sorted, cut by lines and tokens, greedy and beam n-best, results read back in input
+// order, on 2 threads: no allocation once warm, the failing line included (line_code reads its
+// code; its message is built only when line_status asks for it, after the count).
+TEST_P(AllocationTest, TranslateIdsEachAllocatesNothing) {
+  testing::ModelOptions o;
+  o.d_model = 64;
+  o.encoder_ffn = 256;
+  o.decoder_ffn = 256;
+  o.vocab = 61;
+  o.pad = 60;
+  o.start = 60;
+  o.eos_bias = 1.0f;
+  o.kept = {{0, 1}, {}, {1, 2, 3}, {0}, {2}, {}};
+  o.weights = GetParam();
+  const std::unique_ptr<testing::TestModel> tm = testing::BuildModel(o);
+  ASSERT_NE(tm->model, nullptr);
+  TranslatorLimits limits;
+  limits.max_batch = 3;
+  limits.max_source_tokens = 24;
+  limits.max_target_tokens = 12;
+  limits.max_beam = 4;
+  limits.num_threads = 2;
+  limits.sort_window = 12;
+  auto created = Translator::Create(tm->model, limits);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Translator& tr = **created;
+
+  std::vector<std::vector<int32_t>> sources;
+  for (uint32_t s = 0; s < 10; ++s) {
+    sources.push_back(testing::RandomSource(o, s % 2 == 0 ? 3 + s : 20 - s, 70 + s));
+  }
+  sources.push_back(testing::RandomSource(o, 30, 99));  // over max_source_tokens
+  std::vector<TokenSpan> spans;
+  for (const auto& s : sources) spans.push_back({s.data(), s.size()});
+  SearchOptions greedy;
+  SearchOptions beam;
+  beam.beam_size = 4;
+  beam.num_hypotheses = 2;
+  CountingObserver observer;
+  BatchOptions batching;
+  batching.max_tokens = 40;
+  batching.observer = &observer;
+
+  ASSERT_TRUE(tr.TranslateIdsEach(spans.data(), spans.size(), greedy, batching).ok());
+  ASSERT_TRUE(tr.TranslateIdsEach(spans.data(), spans.size(), beam, batching).ok());
+  ASSERT_EQ(tr.line_status(10).code(), ErrorCode::kInputTooLong);
+
+  Status s1, s2;
+  size_t hyps = 0;
+  bool too_long_failed = false;
+  long counted = 0;
+  {
+    testing::AllocationCounter scope;
+    s1 = tr.TranslateIdsEach(spans.data(), spans.size(), greedy, batching);
+    s2 = tr.TranslateIdsEach(spans.data(), spans.size(), beam, batching);
+    for (size_t i = 0; i < spans.size(); ++i) {
+      for (size_t k = 0; k < tr.num_hypotheses(i); ++k) hyps += tr.hypothesis(i, k).size > 0 ? 1 : 0;
+    }
+    too_long_failed = tr.line_code(10) == ErrorCode::kInputTooLong;
+    counted = scope.count();
+  }
+  EXPECT_EQ(tr.line_status(10).code(), ErrorCode::kInputTooLong);  // builds the message
+  EXPECT_TRUE(s1.ok()) << s1.ToString();
+  EXPECT_TRUE(s2.ok()) << s2.ToString();
+  EXPECT_TRUE(too_long_failed);
+  EXPECT_GT(hyps, 10u);
+  EXPECT_GT(observer.batches, 4u);  // the budget cut more batches than lines / max_batch
+  EXPECT_EQ(counted, 0) << "heap allocations during TranslateIdsEach (" << tr.precision_note() << ")";
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, AllocationTest,
