@@ -8,8 +8,8 @@
 #include "bench/bench_util.h"
 
 int main(int argc, char** argv) {
-  if (argc == 4 && std::strcmp(argv[1], "--rss-probe") == 0) {
-    return headwise::bench::RunRssProbe(argv[2], std::atoi(argv[3]));
+  if (argc == 5 && std::strcmp(argv[1], "--rss-probe") == 0) {
+    return headwise::bench::RunRssProbe(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
   }
   headwise::bench::BenchConfig config;
   const char* env = std::getenv("HEADWISE_BENCH_LONG");
@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 2;
   headwise::bench::RegisterOperatorBenchmarks(config);
   headwise::bench::RegisterInt8KernelBenchmarks(config);
+  headwise::bench::RegisterF32PathBenchmarks(config);
   headwise::bench::RegisterLayerBenchmarks(config);
   headwise::bench::RegisterModelBenchmarks(config);
   headwise::bench::RegisterLoadBenchmarks(config);

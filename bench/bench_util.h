@@ -19,20 +19,28 @@ struct BenchConfig {
 // Each file registers its benchmarks for the chosen set (bench_main.cc calls them in order).
 void RegisterOperatorBenchmarks(const BenchConfig& config);
 void RegisterInt8KernelBenchmarks(const BenchConfig& config);
+void RegisterF32PathBenchmarks(const BenchConfig& config);
 void RegisterLayerBenchmarks(const BenchConfig& config);
 void RegisterModelBenchmarks(const BenchConfig& config);
-void RegisterLoadBenchmarks(const BenchConfig& config);
+void RegisterLoadBenchmarks(const BenchConfig& config);  // load/ and memory/
 
 // VmHWM / VmRSS of this process in bytes (0 when /proc is not readable).
 size_t PeakRssBytes();
 size_t CurrentRssBytes();
 
-// Runs this executable again as `exe --rss-probe MODEL_PATH THREADS` and returns the child's
-// peak RSS after it loaded MODEL_PATH, created a Translator and translated one sentence
-// (0 on failure). A fresh process, so the parent's own memory does not count.
-size_t ProbePeakRss(const std::string& model_path, int threads);
+// What a fresh process held (bytes; all 0 on failure).
+struct RssProbe {
+  size_t peak = 0;      // VmHWM at the end
+  size_t baseline = 0;  // VmHWM before the model was loaded
+  size_t arena = 0;     // the Translators' arena_bytes() summed
+};
+// Runs this executable again as `exe --rss-probe MODEL_PATH THREADS TRANSLATORS`: the child
+// loads MODEL_PATH (Model::Load), creates TRANSLATORS Translators (batch 1, beam 1, 64 tokens,
+// THREADS threads) and translates one 20-token sentence with each. A fresh process, so the
+// parent's own memory does not count.
+RssProbe ProbeRss(const std::string& model_path, int threads, int translators = 1);
 // The child side; returns the exit status.
-int RunRssProbe(const char* model_path, int threads);
+int RunRssProbe(const char* model_path, int threads, int translators);
 
 // CPU time of the calling thread: on a busy machine it excludes the time other processes
 // hold the core (wall time does not), so ratios measured with it are steadier.

@@ -192,12 +192,14 @@ void RegisterModelBenchmarks(const BenchConfig& config) {
   if (config.long_set) sizes.push_back(kBase);
   for (const ModelSize& z : sizes) {
     const SyntheticOptions all{z, z.heads, z.heads, z.heads, 1};
-    for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kI8}) {
+    for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kF16, WeightFormat::kI8}) {
       SyntheticOptions o = all;
       o.weights = format;
       const std::string fmt = std::string("/weights:") + WeightFormatName(format);
+      const bool f16 = format == WeightFormat::kF16;
       for (int batch : {1, 16}) {
         for (int threads : {1, 2}) {
+          if (f16 && threads == 2) continue;  // fp16: the one-thread speed only
           // Batch 16 on 2 threads takes 15-30 s per call on a loaded 2-core machine (every
           // parallel region waits for a descheduled worker): long set only.
           if (batch == 16 && threads == 2 && !config.long_set && !config.smoke) continue;
@@ -209,6 +211,7 @@ void RegisterModelBenchmarks(const BenchConfig& config) {
           if (config.smoke) b->Iterations(2);
         }
       }
+      if (f16) continue;
       auto* d = benchmark::RegisterBenchmark(
           (std::string("model/decode_step_vs_matrix_ops/") + z.name + fmt).c_str(),
           BM_DecodeStepVsMatrixOps, o);

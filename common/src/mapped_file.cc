@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -38,6 +40,24 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   }
   ::close(fd);
   return file;
+}
+
+size_t MappedFile::ReleasePages(const void* p, size_t n) const {
+  if (data_ == nullptr || p == nullptr || n == 0) return 0;
+  const auto begin = reinterpret_cast<uintptr_t>(data_);
+  const uintptr_t end = begin + size_;
+  uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+  uintptr_t hi = n > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + n;
+  lo = std::max(lo, begin);
+  hi = std::min(hi, end);
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  // The mapping starts on a page boundary; its last page may be partial, and the kernel drops
+  // that one whole when asked (the bytes past the file's end are not the process's data).
+  lo = (lo + page - 1) / page * page;
+  hi = hi == end ? (hi + page - 1) / page * page : hi / page * page;
+  if (lo >= hi) return 0;
+  if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) != 0) return 0;
+  return hi - lo;
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept : data_(other.data_), size_(other.size_) {

@@ -1,5 +1,6 @@
 #include "format/model_file.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -67,7 +68,8 @@ Status VerifyTensor(const schema::Tensor& t, size_t index, uint64_t data_size) {
 
 }  // namespace
 
-Result<ModelFileView> VerifyModelFile(const uint8_t* bytes, size_t size, bool verify_checksum) {
+Result<ModelFileView> VerifyModelFile(const uint8_t* bytes, size_t size, bool verify_checksum,
+                                      const ChecksumChunkDone& after_chunk) {
   constexpr size_t kHeader = sizeof(flatbuffers::uoffset_t) + 8;  // prefix, root offset, id
   if (bytes == nullptr || size < kHeader) {
     return InvalidModel("file is " + std::to_string(size) + " bytes; a headwise model has at least " +
@@ -124,7 +126,13 @@ Result<ModelFileView> VerifyModelFile(const uint8_t* bytes, size_t size, bool ve
   view.data = bytes + off;
   view.data_size = dsize;
   if (verify_checksum) {
-    const uint64_t sum = Fnv1a64(view.data, static_cast<size_t>(dsize));
+    uint64_t sum = kFnv1a64Init;
+    for (size_t done = 0; done < dsize;) {
+      const size_t n = std::min(kChecksumChunkBytes, static_cast<size_t>(dsize) - done);
+      sum = Fnv1a64(view.data + done, n, sum);
+      if (after_chunk) after_chunk(view.data + done, n);
+      done += n;
+    }
     if (sum != model->data_checksum()) {
       return Status(ErrorCode::kChecksumMismatch,
                     "data segment checksum " + Hex(sum) + " does not match the " +

@@ -12,8 +12,12 @@
 //   - Model is immutable after Load and shared through std::shared_ptr<const Model>; every
 //     Translator created from it keeps it alive. A Model may be used by any number of
 //     Translators on any number of threads at once.
-//   - The memory of a Model loaded from a path is the read-only mapping of the file (weights are
-//     read in place; XNNPACK's packed copies belong to each Translator).
+//   - The memory of a Model loaded from a path is the read-only mapping of the file, and the
+//     weights are held once: the kernels read them in place from it (int8 everywhere; fp32 and
+//     fp16 on x86 with AVX2, FMA and F16C), so every Translator on the Model shares them. Where
+//     XNNPACK packs a copy per Translator instead (fp32 / fp16 on ARM), the mapped pages of the
+//     packed matrices are released from the resident set after packing, and Load releases what
+//     the checksum read; a page something still reads comes back from the page cache.
 //   - A Translator owns its XNNPACK operators, its thread pool and one activation arena planned
 //     at Create from TranslatorLimits. A Translator is NOT thread-safe: one call at a time.
 //     Use one Translator per thread.
@@ -171,7 +175,9 @@ class Model {
 //     differ from the F32 path by about 1% of their range (tests/runtime/fp16_compute_test.cc
 //     and tests/e2e state the measured bounds); greedy and beam outputs may differ where the
 //     top candidates are that close.
-//   - The fallback path widens F16 matrices to F32 at Create and computes in F32.
+//   - The fallback path computes in F32: on x86 with AVX2, FMA and F16C it reads the F16
+//     weights in place and widens them in registers (memory: the F16 file); elsewhere it widens
+//     the F16 matrices to F32 at Create for XNNPACK (twice the file's bytes per Translator).
 enum class Fp16Compute {
   kAuto = 0,     // fp16 arithmetic where the CPU has it, else the F32 fallback (default)
   kOff = 1,      // always the F32 fallback
@@ -181,7 +187,7 @@ enum class Fp16Compute {
 
 // What a Translator's matrix products compute in (Translator::matmul_precision).
 enum class MatmulPrecision {
-  kF32 = 0,   // F32 weights, or F16/I8 weights widened to F32
+  kF32 = 0,   // F32 weights, or F16 weights widened to F32 (in registers or at Create)
   kF16 = 1,   // the fp16 path above is on for the model's F16 matrices
   kInt8 = 2,  // the model's I8 matrices run the int8 kernel (activations quantized per row)
 };
@@ -275,10 +281,10 @@ struct TextHypothesis {
 
 class Translator {
  public:
-  // Creates the XNNPACK operators (packing the weights) and the thread pool, and plans the
-  // arena. Errors: kInvalidArgument (a limit < 1, sort_window < 0, or
-  // max_source_tokens/max_target_tokens over max_position_embeddings, an fp16_compute value
-  // outside the enum, kRequire for a model
+  // Creates the operators (XNNPACK's pack their weights; the in-place ones keep pointers into
+  // the Model) and the thread pool, and plans the arena. Errors: kInvalidArgument (a limit < 1,
+  // sort_window < 0, or max_source_tokens/max_target_tokens over max_position_embeddings, an
+  // fp16_compute value outside the enum, kRequire for a model
   // without F16 matrices), kLimitExceeded (max_memory_bytes), kOutOfMemory, kBackend (also
   // fp16_compute = kRequire on a CPU without fp16 arithmetic, naming what was missing).
   static Result<std::unique_ptr<Translator>> Create(std::shared_ptr<const Model> model,
@@ -356,9 +362,10 @@ class Translator {
   // this CPU (cpuinfo), so a user on a device can see what runs: "<format>: <kernel>" for each
   // distinct path, joined with ", ", e.g. "int8: neon-dotprod" (aarch64 with the dot-product
   // extension), "int8: neon", "int8: neon-armv7", "int8: avx2", "int8: portable",
-  // "fp16: xnnpack", "fp32: xnnpack"; a path taken only by one-row products (batch-1 decode
-  // steps) or only by products of several rows is marked "(1 row)" / "(2+ rows)", e.g.
-  // "fp32: xnnpack (2+ rows), fp32: f32-gemv-avx2 (1 row)".
+  // "fp16: xnnpack", "fp32: xnnpack", "fp32: f32-gemm-avx2" (F32 / F16 weights in place); a
+  // path taken only by one-row products (batch-1 decode steps) or only by products of several
+  // rows is marked "(1 row)" / "(2+ rows)", e.g.
+  // "fp32: f32-gemm-avx2 (2+ rows), fp32: f32-gemv-avx2 (1 row)".
   const std::string& kernel_paths() const;
 
   struct Impl;  // runtime-private

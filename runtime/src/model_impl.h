@@ -7,6 +7,14 @@
 // Ownership: `file` owns the mapping when the model was loaded from a path (empty for
 // LoadFromMemory, where the caller's buffer must outlive the Model). Every WeightView points
 // into that memory. `tokenizer` owns its SentencePiece processors.
+//
+// Residency (weights held once): a mapped file's pages are resident only while something reads
+// them. Load releases each chunk after checksumming it and the metadata once copied out; an
+// operator that packs a matrix into its own copy (XNNPACK) releases the matrix's pages after
+// packing (FcParams::weight_pages). Pages read in place at run time (int8 weights, embedding
+// rows, weights of the in-place kernels) come back on first access. Releasing never changes
+// what a read returns (common/mapped_file.h), so it is safe while other Translators read or
+// pack the same pages on other threads: they fault them in again.
 #ifndef HEADWISE_RUNTIME_MODEL_IMPL_H_
 #define HEADWISE_RUNTIME_MODEL_IMPL_H_
 
@@ -27,6 +35,10 @@ struct Model::Impl {
   MappedFile file;              // owns the bytes when loaded from a path
   const uint8_t* base = nullptr;  // start of the file image
   size_t size = 0;
+
+  // Drops the whole pages of [p, p + n) from the resident set (MappedFile::ReleasePages);
+  // nothing for a model loaded from memory, whose buffer is the caller's.
+  void ReleasePages(const void* p, size_t n) const { file.ReleasePages(p, n); }
 
   ModelConfig config;  // the file's config (format/schema_map.h), checked by model_verify.cc
   ModelInfo info;

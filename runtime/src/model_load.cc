@@ -1,6 +1,7 @@
 // Model::Load / LoadFromMemory: structural checks (format/model_file), semantic checks and
 // weight binding (model_verify), then the tokenizer. Weights are never copied: the Impl keeps
-// the mapping (or borrows the caller's buffer) and the views point into it.
+// the mapping (or borrows the caller's buffer) and the views point into it. Of a mapped file
+// nothing stays resident after Load (model_impl.h, "Residency").
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -57,13 +58,23 @@ Status CreateTokenizer(const schema::Model& m, Model::Impl* impl) {
 }
 
 Status Populate(const uint8_t* bytes, size_t size, const LoadOptions& options, Model::Impl* impl) {
-  HW_ASSIGN_OR_RETURN(ModelFileView view, VerifyModelFile(bytes, size, options.verify_checksum));
+  // Each chunk the checksum has read leaves the resident set again (a mapped file only): the
+  // weights come back when the Translators read or pack them, and nothing else needs them.
+  const Model::Impl& pages = *impl;
+  HW_ASSIGN_OR_RETURN(ModelFileView view,
+                      VerifyModelFile(bytes, size, options.verify_checksum,
+                                      [&pages](const uint8_t* chunk, size_t n) {
+                                        pages.ReleasePages(chunk, n);
+                                      }));
   impl->base = bytes;
   impl->size = size;
   HW_RETURN_IF_ERROR(BindModel(view, impl));
   impl->info.file_bytes = size;
   HW_RETURN_IF_ERROR(CreateTokenizer(*view.model, impl));
   impl->info.has_tokenizer = impl->tokenizer != nullptr;
+  // The metadata (tokenizer models, vocabulary, descriptions) has been copied out; the few
+  // pages still read (int8 row scales) come back on their own.
+  impl->ReleasePages(bytes, static_cast<size_t>(view.data - bytes));
   return Status::Ok();
 }
 

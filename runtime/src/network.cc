@@ -74,9 +74,16 @@ Status CreateNetwork(const Model::Impl& m, int num_threads, const Int8Scratch* i
   FcParams plain;
   plain.int8_scratch = int8;
   plain.f16_scratch = f16;
+  plain.weight_pages = &m.file;  // empty (releases nothing) for a model loaded from memory
   FcParams ffn1 = ClampFor(m.config.activation);
   ffn1.int8_scratch = plain.int8_scratch;
   ffn1.f16_scratch = plain.f16_scratch;
+  ffn1.weight_pages = plain.weight_pages;
+  // lm_head first: where operators pack their weights, the largest matrix (often the tied
+  // embedding table) is copied while nothing else is packed yet, so its source and its copy
+  // are resident together only beside the layers' unpacked (released) weights.
+  const FcPart lm{m.lm_head, m.final_logits_bias};
+  HW_ASSIGN_OR_RETURN(net->lm_head, FullyConnected::Create(&lm, 1, plain, "lm_head"));
   for (size_t l = 0; l < m.encoder_layers.size(); ++l) {
     const EncoderLayerWeights& w = m.encoder_layers[l];
     const std::string name = "encoder layer " + std::to_string(l) + " ";
@@ -102,8 +109,6 @@ Status CreateNetwork(const Model::Impl& m, int num_threads, const Int8Scratch* i
     HW_RETURN_IF_ERROR(CreateFeedForward(w.ffn, ffn1, plain, name, &ops.fc1, &ops.fc2));
     net->decoder.push_back(std::move(ops));
   }
-  const FcPart lm{m.lm_head, m.final_logits_bias};
-  HW_ASSIGN_OR_RETURN(net->lm_head, FullyConnected::Create(&lm, 1, plain, "lm_head"));
   return Status::Ok();
 }
 

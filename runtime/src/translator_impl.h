@@ -1,9 +1,9 @@
 // runtime/src/translator_impl.h: the runtime-private state of a headwise::Translator.
 //
 // Memory regions (STYLE.md "memory is planned, not hoped for")
-//   1. Load-time, per Translator: the Network (network.h: the XNNPACK operators, each owning
-//      its packed weights, and the thread pool), created in Translator::Create and destroyed
-//      with the Translator.
+//   1. Load-time, per Translator: the Network (network.h: the operators, the XNNPACK ones each
+//      owning its packed weights, the in-place ones pointing into the Model, and the thread
+//      pool), created in Translator::Create and destroyed with the Translator.
 //   2. The arena: one block planned from TranslatorLimits at Create (translator_plan.cc) and
 //      carved into each stage's buffers (TranslatorBuffers). Nothing in TranslateIds /
 //      ForcedLogits allocates; every pointer there points into the arena and lives as long as

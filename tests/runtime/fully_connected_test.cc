@@ -12,6 +12,7 @@
 #include "format/model_writer.h"
 #include "format/weight_format.h"
 #include "fc/fully_connected.h"
+#include "kernels/f32_gemm.h"
 #include "kernels/f32_gemv.h"
 #include "kernels/int8_gemm.h"
 #include "xnn_backend.h"
@@ -94,13 +95,17 @@ TEST_P(FullyConnectedPathTest, NamesItsPathAndComputesTheFusedProduct) {
   EXPECT_EQ(fc->input_channels(), in);
   EXPECT_EQ(fc->output_channels(), out);
 
+  // F32 and F16 parts are read in place where kernels/f32_gemm.h has a vector kernel (one F32
+  // row by the gemv beside it), else XNNPACK packs them (F16 widened: no f16 scratch given).
   std::string want;
   if (c.type == DType::kI8) {
     want = std::string("int8: ") + kernels::Int8GemmKernelName();
+  } else if (!kernels::HaveFastF32Gemm()) {
+    want = "fp32: xnnpack";
   } else if (c.type == DType::kF32 && c.rows == 1 && kernels::HaveFastF32Gemv()) {
     want = "fp32: f32-gemv-avx2";
   } else {
-    want = "fp32: xnnpack";  // F16 parts widened: no f16 scratch given
+    want = std::string("fp32: ") + kernels::F32GemmKernelName();
   }
   EXPECT_EQ(fc->KernelName(c.rows), want);
 

@@ -2,6 +2,11 @@
 //
 // Ownership: MappedFile owns the mapping and unmaps it in its destructor; pointers from data()
 // are valid while the MappedFile lives. Move-only. An empty file maps to size() == 0.
+//
+// Residency: the mapping is read-only and private, so no page of it is ever modified and any
+// page may be dropped from this process's resident set at any time (ReleasePages) and read
+// again, with the same bytes, from the page cache or the file on its next access. What the
+// process still reads comes back; what it no longer reads stops counting in its RSS.
 #ifndef HEADWISE_COMMON_MAPPED_FILE_H_
 #define HEADWISE_COMMON_MAPPED_FILE_H_
 
@@ -27,6 +32,12 @@ class MappedFile {
 
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
+
+  // Drops the whole pages inside [p, p + n) from the resident set (madvise MADV_DONTNEED);
+  // pages the range covers only in part stay. Advisory and thread-safe: does nothing for the
+  // part of the range outside the mapping, on an empty MappedFile, or where madvise fails.
+  // Returns the bytes released (whole pages).
+  size_t ReleasePages(const void* p, size_t n) const;
 
  private:
   const uint8_t* data_ = nullptr;

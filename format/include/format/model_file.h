@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "headwise/status.hpp"
 
@@ -31,8 +32,17 @@ struct ModelFileView {
   uint64_t data_size = 0;
 };
 
+// The checksum reads the data segment in chunks of this many bytes (the last one shorter).
+inline constexpr size_t kChecksumChunkBytes = size_t{1} << 20;
+
+// Called after each chunk the checksum has read, in order, with the chunk's bytes: e.g. to drop
+// the pages just read from the resident set (MappedFile::ReleasePages), so that verifying a
+// mapped file never holds more than one chunk of it resident.
+using ChecksumChunkDone = std::function<void(const uint8_t* chunk, size_t size)>;
+
 // Errors: kInvalidModel, kUnsupportedVersion, kChecksumMismatch (only with verify_checksum).
-Result<ModelFileView> VerifyModelFile(const uint8_t* bytes, size_t size, bool verify_checksum);
+Result<ModelFileView> VerifyModelFile(const uint8_t* bytes, size_t size, bool verify_checksum,
+                                      const ChecksumChunkDone& after_chunk = nullptr);
 
 }  // namespace headwise
 

@@ -38,6 +38,7 @@ class F16Path final : public FcPath {
   }
 
   std::string KernelName(size_t /*rows*/) const override { return "fp16: xnnpack"; }
+  bool HoldsWeightCopy() const override { return true; }
 
  private:
   friend Result<std::unique_ptr<const FcPath>> headwise::CreateF16Path(const FcSpec& spec);
@@ -87,6 +88,7 @@ Result<std::unique_ptr<const FcPath>> CreateF16Path(const FcSpec& spec) {
                                                    /*flags=*/XNN_FLAG_YIELD_WORKERS, &op);
   path->op_.reset(op);
   HW_RETURN_IF_ERROR(FromXnn(s, "creating " + name + shape + " (f16)"));
+  spec.ReleaseWeightPages();  // packed: the operator reads its own copy from now on
   op = nullptr;
   s = xnn_create_convert_nc_f32_f16(in, spec.in_stride, in, /*flags=*/0, &op);
   path->to_f16_.reset(op);

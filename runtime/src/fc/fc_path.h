@@ -4,8 +4,15 @@
 //                   (which dispatches to the CPU's int8 kernel); "int8: <kernel>"
 //   fc_f16.cc       all parts F16 and an f16 scratch: input narrowed to F16, XNNPACK's f16
 //                   fully-connected, output widened back; "fp16: xnnpack"
+//   fc_f32_gemm.cc  F32 / F16 parts read in place, kernels/f32_gemm.h (x86 with AVX2, FMA,
+//                   F16C); "fp32: f32-gemm-avx2"
 //   fc_xnn_f32.cc   anything else: XNNPACK f32, F16 / I8 parts widened; "fp32: xnnpack"
 //   fc_f32_gemv.cc  one row of F32 parts read in place, kernels/f32_gemv.h; "fp32: f32-gemv-avx2"
+//
+// Weights held once: a path either reads the model's weights in place or packs them into a copy
+// of its own (XNNPACK), and then releases the pages of the matrices it copied from a mapped
+// file (FcParams::weight_pages) so they stop counting in the process's memory. A one-row path
+// reading in place is only added beside a path that reads in place too (HoldsWeightCopy()).
 //
 // Adding a kernel family: a file fc_<family>.cc defining an FcPathFactory (declared at the end
 // of this header) and one entry in kPaths or kOneRowPaths of fully_connected.cc, before the
@@ -20,6 +27,7 @@
 #include <memory>
 #include <string>
 
+#include "common/mapped_file.h"
 #include "fc/fully_connected.h"
 #include "headwise/status.hpp"
 
@@ -45,6 +53,16 @@ struct FcSpec {
     }
     return true;
   }
+
+  // For paths that copied the weights into a buffer of their own: drops the parts' weight
+  // pages of a mapped file from the resident set (params->weight_pages; nothing when null).
+  void ReleaseWeightPages() const {
+    if (params->weight_pages == nullptr) return;
+    for (size_t i = 0; i < num_parts; ++i) {
+      const WeightView& w = parts[i].weight;
+      params->weight_pages->ReleasePages(w.data, w.elements() * DTypeSize(w.dtype));
+    }
+  }
 };
 
 // One way of computing an operator, fixed at creation.
@@ -56,6 +74,9 @@ class FcPath {
   virtual Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const = 0;
   // "<arithmetic>: <kernel>" for `rows` rows, e.g. "int8: avx2".
   virtual std::string KernelName(size_t rows) const = 0;
+  // True when the path computes from a copy of the weights of its own (XNNPACK's packed
+  // buffer), false when it reads the model's weights in place.
+  virtual bool HoldsWeightCopy() const { return false; }
 };
 
 // nullptr: the family does not apply to `spec`.
@@ -63,6 +84,7 @@ using FcPathFactory = Result<std::unique_ptr<const FcPath>> (*)(const FcSpec& sp
 
 Result<std::unique_ptr<const FcPath>> CreateInt8Path(const FcSpec& spec);     // fc_int8.cc
 Result<std::unique_ptr<const FcPath>> CreateF16Path(const FcSpec& spec);      // fc_f16.cc
+Result<std::unique_ptr<const FcPath>> CreateF32GemmPath(const FcSpec& spec);  // fc_f32_gemm.cc
 Result<std::unique_ptr<const FcPath>> CreateXnnF32Path(const FcSpec& spec);   // fc_xnn_f32.cc
 Result<std::unique_ptr<const FcPath>> CreateF32GemvPath(const FcSpec& spec);  // fc_f32_gemv.cc
 

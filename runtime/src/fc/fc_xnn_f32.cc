@@ -50,6 +50,7 @@ class XnnF32Path final : public FcPath {
   }
 
   std::string KernelName(size_t /*rows*/) const override { return "fp32: xnnpack"; }
+  bool HoldsWeightCopy() const override { return true; }
 
  private:
   XnnOperator op_;
@@ -90,6 +91,7 @@ Result<std::unique_ptr<const FcPath>> CreateXnnF32Path(const FcSpec& spec) {
   XnnOperator owned(op);
   HW_RETURN_IF_ERROR(FromXnn(s, "creating " + *spec.name + " [" + std::to_string(out) + " x " +
                                     std::to_string(in) + "]"));
+  spec.ReleaseWeightPages();  // packed: the operator reads its own copy from now on
   return std::unique_ptr<const FcPath>(new XnnF32Path(std::move(owned), in, out, *spec.name));
 }
 

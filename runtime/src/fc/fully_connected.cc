@@ -9,10 +9,13 @@ namespace {
 
 // Paths for any number of rows, tried in order: the first that applies serves the operator.
 // The last one applies to every spec.
-constexpr FcPathFactory kPaths[] = {CreateInt8Path, CreateF16Path, CreateXnnF32Path};
+constexpr FcPathFactory kPaths[] = {CreateInt8Path, CreateF16Path, CreateF32GemmPath,
+                                    CreateXnnF32Path};
 
 // Paths for one row (batch-1 decoding), tried in order after kPaths: the first that applies
-// serves rows == 1; none applying leaves one row to the kPaths path.
+// serves rows == 1; none applying leaves one row to the kPaths path. Not tried when the kPaths
+// path holds its own copy of the weights: reading them in place as well would keep both
+// resident.
 constexpr FcPathFactory kOneRowPaths[] = {CreateF32GemvPath};
 
 }  // namespace
@@ -44,6 +47,7 @@ Result<FullyConnected> FullyConnected::Create(const FcPart* parts, size_t num_pa
   }
   if (fc.path_ == nullptr) return InternalError(name + ": no kernel path applies");
   for (FcPathFactory create : kOneRowPaths) {
+    if (fc.path_->HoldsWeightCopy()) break;
     HW_ASSIGN_OR_RETURN(fc.one_row_, create(spec));
     if (fc.one_row_ != nullptr) break;
   }

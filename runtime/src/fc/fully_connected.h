@@ -3,9 +3,11 @@
 // when it is created.
 //
 // Lifetime and ownership: a FullyConnected owns its path (an XNNPACK operator with its packed
-// copy of the weights, or a copy of fused int8 parts). Paths that read F32 / I8 weights in place
-// (the one-row fp32 gemv, a single int8 part) need the Model to outlive the operator (a
-// Translator holds its Model). The scratch given in FcParams must outlive it too. Move-only.
+// copy of the weights, or pointers to the weights). Paths that read F32 / F16 / I8 weights in
+// place (the in-place fp32 kernels, the int8 path) need the Model to outlive the operator
+// (a Translator holds its Model). The scratch given in FcParams must outlive it too. Move-only.
+// Weights are held once: either read in place or copied, and then their pages of a mapped file
+// released (FcParams::weight_pages), never both (fc_path.h).
 // Errors: XNNPACK statuses as xnn_backend.h, with the operator's name in the message.
 #ifndef HEADWISE_RUNTIME_FC_FULLY_CONNECTED_H_
 #define HEADWISE_RUNTIME_FC_FULLY_CONNECTED_H_
@@ -24,6 +26,7 @@ struct pthreadpool;
 namespace headwise {
 
 class FcPath;
+class MappedFile;
 
 // One output block of a fused operator: weight [rows, in] and bias [rows].
 struct FcPart {
@@ -60,6 +63,11 @@ struct FcParams {
   // Non-null: operators whose parts are all F16 run in fp16 arithmetic through this scratch
   // (the caller checked DetectFp16Arithmetic()); must outlive the operator.
   const F16Scratch* f16_scratch = nullptr;
+  // Non-null: the mapped file the weights point into (Model::Impl::file). A path that packs the
+  // weights into a copy of its own drops their pages from the resident set once packed
+  // (MappedFile::ReleasePages); they are read again from the file if anything else reads them.
+  // Used during Create only.
+  const MappedFile* weight_pages = nullptr;
 };
 
 class FullyConnected {
@@ -70,9 +78,12 @@ class FullyConnected {
   // Paths (fully_connected.cc tries them in order, fc_path.h lists what each does):
   //   all parts I8                          -> int8 (fc_int8.cc)
   //   all parts F16 and params.f16_scratch  -> fp16 arithmetic (fc_f16.cc)
+  //   parts F32 / F16, where kernels/f32_gemm.h has a vector kernel (x86 AVX2 + FMA + F16C)
+  //                                         -> the weights in place (fc_f32_gemm.cc)
   //   otherwise                             -> XNNPACK f32, F16 / I8 parts widened (fc_xnn_f32.cc)
-  // and for one row with all parts F32, where kernels/f32_gemv.h has a vector kernel (x86 AVX2
-  // + FMA), the gemv on the weights in place (fc_f32_gemv.cc; batch-1 decoding).
+  // and for one row with all parts F32 beside a path that reads in place, where
+  // kernels/f32_gemv.h has a vector kernel (x86 AVX2 + FMA), the gemv on the weights in place
+  // (fc_f32_gemv.cc; batch-1 decoding).
   static Result<FullyConnected> Create(const FcPart* parts, size_t num_parts,
                                        const FcParams& params, std::string name);
   FullyConnected();
@@ -88,7 +99,8 @@ class FullyConnected {
   Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const;
 
   // The kernel path that `rows` rows run, "<arithmetic>: <kernel>", e.g. "int8: avx2",
-  // "fp32: xnnpack", "fp32: f32-gemv-avx2", "fp16: xnnpack"; "none" when not created.
+  // "fp32: xnnpack", "fp32: f32-gemm-avx2", "fp32: f32-gemv-avx2", "fp16: xnnpack"; "none"
+  // when not created.
   std::string KernelName(size_t rows) const;
 
   bool valid() const { return path_ != nullptr; }

@@ -1,0 +1,106 @@
+// The in-place fp32 path: kernels::F32Gemm on the model's F32 / F16 weights where they lie
+// (x86 with AVX2, FMA and F16C), so the Translator holds no second copy of them. One F32 row
+// goes to the one-row gemv (kOneRowPaths), which is faster there.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "fc/fc_path.h"
+#include "kernels/f32_gemm.h"
+#include "parallel.h"
+
+namespace headwise {
+namespace {
+
+class F32GemmPath final : public FcPath {
+ public:
+  // One part, read in place.
+  struct Part {
+    const void* w = nullptr;      // [rows, in], F32 or F16
+    bool f16 = false;
+    const float* bias = nullptr;  // [rows]
+    size_t rows = 0;
+  };
+
+  F32GemmPath(std::vector<Part> parts, const FcSpec& spec)
+      : parts_(std::move(parts)),
+        in_(spec.in),
+        out_(spec.out),
+        in_stride_(spec.in_stride),
+        out_stride_(spec.out_stride),
+        out_min_(spec.params->output_min),
+        out_max_(spec.params->output_max),
+        block_(kernels::F32GemmBlockChannels(spec.in, /*f16=*/false)) {}
+
+  Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const override {
+    if (pool == nullptr || rows * in_ * out_ < kMinParallelWork) {
+      RunRange(rows, x, y, 0, out_);
+      return Status::Ok();
+    }
+    struct Context {
+      const F32GemmPath* path;
+      size_t rows;
+      const float* x;
+      float* y;
+    } context{this, rows, x, y};
+    // Blocks of channels whose F32 weights fit in L2 (F16 ones take half), one task each.
+    pthreadpool_parallelize_1d_tile_1d(
+        pool,
+        [](void* c, size_t begin, size_t count) {
+          const Context& ctx = *static_cast<const Context*>(c);
+          ctx.path->RunRange(ctx.rows, ctx.x, ctx.y, begin, begin + count);
+        },
+        &context, out_, block_, kPoolFlags);
+    return Status::Ok();
+  }
+
+  std::string KernelName(size_t /*rows*/) const override {
+    return std::string("fp32: ") + kernels::F32GemmKernelName();
+  }
+
+ private:
+  void RunRange(size_t rows, const float* x, float* y, size_t begin, size_t end) const {
+    size_t first = 0;  // output channel of the part's first row
+    for (const Part& p : parts_) {
+      const size_t lo = std::max(begin, first), hi = std::min(end, first + p.rows);
+      if (lo < hi) {
+        kernels::F32GemmArgs a;
+        a.x = x;
+        a.x_stride = in_stride_;
+        a.rows = rows;
+        a.k = in_;
+        a.w = p.w;
+        a.f16 = p.f16;
+        a.bias = p.bias;
+        a.y = y + first;
+        a.y_stride = out_stride_;
+        a.out_min = out_min_;
+        a.out_max = out_max_;
+        kernels::F32Gemm(a, lo - first, hi - first);
+      }
+      first += p.rows;
+    }
+  }
+
+  std::vector<Part> parts_;
+  size_t in_, out_, in_stride_, out_stride_;
+  float out_min_, out_max_;
+  size_t block_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<const FcPath>> CreateF32GemmPath(const FcSpec& spec) {
+  if (!kernels::HaveFastF32Gemm()) return std::unique_ptr<const FcPath>();
+  std::vector<F32GemmPath::Part> parts;
+  for (size_t i = 0; i < spec.num_parts; ++i) {
+    const FcPart& p = spec.parts[i];
+    if (p.weight.dtype != DType::kF32 && p.weight.dtype != DType::kF16) {
+      return std::unique_ptr<const FcPath>();  // I8 parts among others: XNNPACK widens them
+    }
+    parts.push_back({p.weight.data, p.weight.dtype == DType::kF16, p.bias.f32(), p.weight.rows});
+  }
+  return std::unique_ptr<const FcPath>(new F32GemmPath(std::move(parts), spec));
+}
+
+}  // namespace headwise
