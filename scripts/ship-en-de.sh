@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Turns a finished en-de base training run into the repository's shipped models (issue 12,
+# "The shipped models"): the averaged base checkpoint, its test scores (greedy and beam 4, per
+# length bucket), one L0 pruning run with the shipped recipe, the head analyses, and the int8
+# .hwm files that scripts/demo.sh checks. Every stage writes into WORK first and is resumable
+# (the trainer's commands resume and refuse to overwrite); `install` alone touches models/.
+#
+#   scripts/ship-en-de.sh                      # all stages, in order
+#   scripts/ship-en-de.sh eval prune           # only these stages
+#
+# Stages: base (export the mean of the newest AVG checkpoints as F16, dev curve PNG), eval (test
+# split, greedy and beam 4), prune (L0 gates on all three attention types, LAMBDA, PRUNE_STEPS;
+# gated F16 checkpoint and its test scores), analyze (head analysis of both on ANALYZE_SENTENCES
+# dev sentences), install (copy into models/en-de, convert both .hwm with int8 weights), demo.
+# Environment (defaults below): RUN, CORPUS, VOCAB, WORK, THREADS, DEVICE, AVG, LAMBDA,
+# PRUNE_STEPS, ANALYZE_SENTENCES, MODELS (default models/en-de).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+CACHE=${HEADWISE_CACHE:-$HOME/.cache/headwise}
+RUN=${RUN:-$CACHE/runs/de-base-v4}
+CORPUS=${CORPUS:-$CACHE/corpus/de}
+VOCAB=${VOCAB:-$CACHE/vocab/de-8k}
+WORK=${WORK:-$CACHE/ship/de}
+THREADS=${THREADS:-1}
+DEVICE=${DEVICE:-cpu}
+AVG=${AVG:-5}
+LAMBDA=${LAMBDA:-0.015}
+PRUNE_STEPS=${PRUNE_STEPS:-2000}
+ANALYZE_SENTENCES=${ANALYZE_SENTENCES:-500}
+MODELS=${MODELS:-models/en-de}
+
+train() { /usr/bin/python3 trainer/headwise-train "$@"; }
+say() { echo "ship-en-de: $*"; }
+
+stage_base() {
+  [[ -d "$RUN" ]] || { echo "ship-en-de: no run directory $RUN (set RUN)" >&2; exit 1; }
+  mkdir -p "$WORK" "$MODELS/training"
+  if [[ ! -f "$WORK/base-checkpoint/model.safetensors" ]]; then
+    train export --run "$RUN" --average "$AVG" --out "$WORK/base-checkpoint" --dtype f16
+  fi
+  train plot-run --run "$RUN" --out "$MODELS/training/dev-curve.png" --title "en-de base ($(basename "$RUN"))"
+  cp "$RUN/history.json" "$RUN/run.json" "$MODELS/training/"
+  cp "$RUN/train.log" "$MODELS/training/train.log"
+}
+
+stage_eval() {
+  mkdir -p "$MODELS/eval"
+  for beam in 1 4; do
+    local name=greedy; [[ $beam == 4 ]] && name=beam4
+    train evaluate --model "$WORK/base-checkpoint" --data "$CORPUS" --split test --beam "$beam" \
+      --threads "$THREADS" --json "$MODELS/eval/new-base-test-$name.json"
+  done
+}
+
+stage_prune() {
+  if [[ ! -f "$WORK/checkpoint/model.safetensors" ]]; then
+    local resume=()
+    [[ -d "$WORK/prune" ]] && resume=(--resume)
+    train prune --from "$WORK/base-checkpoint" --data "$CORPUS" --vocab "$VOCAB" \
+      --out "$WORK/prune" "${resume[@]}" --lambda "$LAMBDA" --types enc,dec,cross \
+      --steps "$PRUNE_STEPS" --threads "$THREADS" --device "$DEVICE" \
+      --export "$WORK/checkpoint" --export-dtype f16
+  fi
+  for beam in 1 4; do
+    local name=pruning-eval.json; [[ $beam == 4 ]] && name=pruning-eval-beam4.json
+    train prune-eval --model "$WORK/checkpoint" --baseline "$WORK/base-checkpoint" \
+      --pruning-run "$WORK/prune" --data "$CORPUS" --vocab "$VOCAB" --split test \
+      --beam "$beam" --threads "$THREADS" --json "$MODELS/$name"
+  done
+}
+
+stage_analyze() {
+  for m in base pruned; do
+    local ckpt="$WORK/base-checkpoint"; [[ $m == pruned ]] && ckpt="$WORK/checkpoint"
+    train analyze --model "$ckpt" --data "$CORPUS" --split dev --sentences "$ANALYZE_SENTENCES" \
+      --threads "$THREADS" --out "$MODELS/analysis/$m" --overwrite
+    cp "$MODELS/analysis/$m/analysis.json" "$ckpt/analysis.json"
+  done
+}
+
+stage_install() {
+  for d in base-checkpoint checkpoint; do
+    [[ -f "$WORK/$d/model.safetensors" ]] || { echo "ship-en-de: $WORK/$d is missing (run the earlier stages)" >&2; exit 1; }
+    rm -rf "${MODELS:?}/$d" && cp -r "$WORK/$d" "$MODELS/$d"
+  done
+  cmake --preset default >/dev/null
+  cmake --build --preset default --target headwise-convert -- -j"$(nproc)"
+  local convert=build/default/converter/headwise-convert
+  "$convert" "$MODELS/checkpoint" -o "$MODELS/model.hwm" --weights int8 --force
+  "$convert" "$MODELS/base-checkpoint" -o "$MODELS/base.hwm" --weights int8 --force
+  ls -l "$MODELS"/*.hwm
+}
+
+stage_demo() { bash scripts/demo.sh; }
+
+stages=("$@")
+((${#stages[@]})) || stages=(base eval prune analyze install demo)
+for s in "${stages[@]}"; do
+  case "$s" in
+    base | eval | prune | analyze | install | demo) say "stage $s"; "stage_$s" ;;
+    *) echo "ship-en-de: unknown stage '$s' (base eval prune analyze install demo)" >&2; exit 2 ;;
+  esac
+done
