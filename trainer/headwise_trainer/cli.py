@@ -6,8 +6,8 @@ import os
 import sys
 from typing import List, Optional
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_LOCK_DIR = os.path.join(HERE, "data")
+from .paths import LOCK_DIR as DEFAULT_LOCK_DIR
+
 DEFAULT_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "headwise", "corpus-cache")
 
 
@@ -30,14 +30,14 @@ def check_outputs(out_dir: str, names: List[str], overwrite: bool, inputs: List[
 
 
 def cmd_data(args) -> None:
-    from . import data
+    from .data import corpus as data
     check_outputs(args.out, [f"{s}.{lang}" for s in data.SPLITS
                              for lang in (args.src_lang, args.lang)] + ["manifest.json"],
                   args.overwrite, [p for p in (args.tsv, args.src_file, args.tgt_file) if p])
     if args.tsv or args.src_file or args.tgt_file:
         return _data_user_text(args)
-    from . import corpus_build, debian_archive as da, deb_cache
-    from .pair_filters import FilterConfig
+    from .data import corpus_build, debian_archive as da, deb_cache
+    from .data.pair_filters import FilterConfig
     if not 1 <= args.workers <= 2:
         raise CliError(f"--workers {args.workers}: expected 1 or 2")
     lock_path = args.lock or os.path.join(DEFAULT_LOCK_DIR, f"{args.lang}.lock")
@@ -76,7 +76,7 @@ def cmd_data(args) -> None:
 
 
 def _data_user_text(args) -> None:
-    from . import data
+    from .data import corpus as data
     if not (0 <= args.dev_percent and 0 <= args.test_percent
             and args.dev_percent + args.test_percent < 100):
         raise CliError(f"--dev-percent {args.dev_percent} and --test-percent "
@@ -104,12 +104,12 @@ def _data_user_text(args) -> None:
 
 
 def cmd_data_card(args) -> None:
-    from .data_card import write_card
+    from .data.data_card import write_card
     write_card(args.data, args.out)
 
 
 def cmd_spm(args) -> None:
-    from .spm_vocab import train_vocab
+    from .data.spm_vocab import train_vocab
     check_outputs(args.out, ["source.spm", "target.spm", "vocab.json", "vocab_info.json"],
                   args.overwrite, [])
     train_vocab(args.data, args.out, vocab_size=args.vocab_size, shared=not args.separate,
@@ -297,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write each checkpoint as a directory of parts of at most this many "
                         "MiB (e.g. 16, for transfer); read back transparently (0: one file)")
     r.add_argument("--log-every", type=int, default=25)
-    t.set_defaults(func=_lazy("train", "run_training"))
+    t.set_defaults(func=_lazy("training.train", "run_training"))
 
     e = sub.add_parser("evaluate", help="BLEU and chrF on a corpus split",
                        description="Translate a split (greedy or beam) and score it with BLEU "
@@ -329,7 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--hyps", help="write the translations to this file")
     e.add_argument("--json", help="write the scores to this JSON file")
     e.add_argument("--threads", type=int, default=2)
-    e.set_defaults(func=_lazy("evaluate", "run_evaluate"))
+    e.set_defaults(func=_lazy("evaluation.evaluate", "run_evaluate"))
 
     x = sub.add_parser("export", help="training run -> Hugging Face-layout checkpoint dir",
                        description="Write config.json, model.safetensors, source.spm, "
@@ -342,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--average", type=int, default=1, metavar="N",
                    help="export the mean of the newest N checkpoints of the run (default 1)")
     x.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    x.set_defaults(func=_lazy("evaluate", "run_export"))
+    x.set_defaults(func=_lazy("evaluation.evaluate", "run_export"))
 
     a = sub.add_parser("average", help="average the newest N checkpoints of a run",
                        description="Write the element-wise mean of the model tensors of the "
@@ -353,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--ckpt", action="append", help="checkpoint files instead (repeatable)")
     a.add_argument("--out", required=True, help="averaged checkpoint file to write (*.pt)")
     a.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    a.set_defaults(func=_lazy("average", "run_average"))
+    a.set_defaults(func=_lazy("model.average", "run_average"))
 
     pr = sub.add_parser("plot-run", help="dev BLEU and dev loss vs step of a run (PNG)",
                         description="Plot the dev evaluations of a training run "
@@ -361,9 +361,11 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--run", required=True, help="run directory")
     pr.add_argument("--out", required=True, help="PNG to write")
     pr.add_argument("--title", default="", help="plot title (default: the run directory)")
-    pr.set_defaults(func=_lazy("plot_run", "run_plot"))
+    pr.set_defaults(func=_lazy("training.plot_run", "run_plot"))
 
-    from . import analyze_cli, prune_cli, sweep_cli
+    from .analysis import cli as analyze_cli
+    from .pruning import cli as prune_cli
+    from .sweep import cli as sweep_cli
     prune_cli.register(sub)    # prune, prune-eval
     analyze_cli.register(sub)  # analyze
     sweep_cli.register(sub)    # sweep
@@ -374,7 +376,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     if getattr(args, "nproc", 1) > 1 and "WORLD_SIZE" not in os.environ:
-        from .launch import launch, strip_nproc
+        from .training.launch import launch, strip_nproc
         return launch(args.nproc, strip_nproc(argv))
     try:
         args.func(args)

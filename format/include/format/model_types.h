@@ -32,7 +32,7 @@ enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 // final_logits_bias stay F32 in every format (format/weight_format.h applies it).
 enum class WeightFormat : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 
-// The test-time rule of a checkpoint's Hard Concrete head gates (trainer gates.py):
+// The test-time rule of a checkpoint's Hard Concrete head gates (trainer model/gates.py):
 //   kHard:       a head is kept when log_alpha > 0, unscaled.
 //   kContinuous: the gate is g = clamp(sigmoid(log_alpha) * 1.2 - 0.1, 0, 1); a head is kept
 //                when g > 0 and its out_proj columns are multiplied by g.
