@@ -8,7 +8,7 @@ import os
 import pytest
 import torch
 
-from headwise_trainer.analysis import cli as analyze_cli
+from headwise_trainer.analysis import cli as analysis_cli
 from headwise_trainer import cli
 from headwise_trainer.model import run_state
 from headwise_trainer.model.checkpoint import export_checkpoint, read_vocab
@@ -64,7 +64,7 @@ def setup(tmp_path_factory):
 
 def analyze(*argv):
     parser = argparse.ArgumentParser()
-    analyze_cli.register(parser.add_subparsers())
+    analysis_cli.add_analyze(parser.add_subparsers())
     args = parser.parse_args(["analyze", "--threads", str(THREADS), *map(str, argv)])
     return args.func(args, log=lambda *_: None)
 

@@ -1,7 +1,7 @@
 """headwise_trainer: the PyTorch reference of the headwise runtime (MarianMT with Hard Concrete
 head gates), its checkpoint formats, and the pipeline around it: `headwise-train SUBCOMMAND`.
 
-Packages (each imports only from those listed before it; cli.py, the entry point, on top):
+Packages (each imports only from those listed before it; cli.py and cli_support.py on top):
     data/        corpora (Debian archive, user text), data cards, SentencePiece vocabularies,
                  token batching
     model/       MarianConfig, MarianMTModel, head gates and layouts, decoding, checkpoints
@@ -12,6 +12,7 @@ Packages (each imports only from those listed before it; cli.py, the entry point
     pruning/     L0 head pruning (training's loop with gate hooks), layouts scored
     analysis/    head analysis -> analysis.json
     sweep/       pruning experiments and the generated report
+Each package's cli.py defines its subcommands; cli.py lists them and is the entry point.
 
 Stable interface used by the rest of the project:
     MarianConfig                                     model/config.py

@@ -1,15 +1,18 @@
 """The `analyze` subcommand of headwise-train: head relevance (LRP), Michel importance and
-attention statistics -> OUT/analysis.json and PNG heatmaps (this package). cli.build_parser calls
-register(); torch is imported only when the subcommand runs."""
+attention statistics -> OUT/analysis.json and PNG heatmaps (this package); torch is imported
+only when the subcommand runs."""
 from __future__ import annotations
 
 import argparse
 import os
 
+from ..cli_support import (CliError, add_corpus, add_overwrite, add_split, add_threads,
+                           add_vocab, check_outputs)
+
 OUTPUT = "analysis.json"
 
 
-def register(sub) -> None:
+def add_analyze(sub) -> None:
     a = sub.add_parser(
         "analyze", help="head analysis: LRP relevance, Michel importance, head roles",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -38,10 +41,10 @@ def register(sub) -> None:
                    help="checkpoint directory (config.json + model.safetensors or "
                         "pytorch_model.bin, e.g. OPUS-MT), training/pruning run directory, or "
                         "ckpt-*.pt")
-    a.add_argument("--data", required=True, help="corpus directory from 'data'")
-    a.add_argument("--vocab", help="vocabulary directory (default: the model's)")
+    add_corpus(a)
+    add_vocab(a, "the model's")
     a.add_argument("--out", required=True, help="output directory")
-    a.add_argument("--split", default="dev", choices=["train", "dev", "test"])
+    add_split(a, "dev")
     a.add_argument("--sentences", type=int, default=500,
                    help="analyse the first N sentences of the split (0: all; default 500)")
     a.add_argument("--max-len", type=int, default=128,
@@ -58,9 +61,9 @@ def register(sub) -> None:
     a.add_argument("--syntactic-min-instances", type=int, default=10,
                    help="instances a relation needs before it can make a head syntactic")
     a.add_argument("--batch-size", type=int, default=16)
-    a.add_argument("--threads", type=int, default=2)
+    add_threads(a)
     a.add_argument("--no-plots", action="store_true", help="write analysis.json only")
-    a.add_argument("--overwrite", action="store_true", help="replace outputs in --out")
+    add_overwrite(a, "replace outputs in --out")
     a.set_defaults(func=run_analyze)
 
 
@@ -70,7 +73,6 @@ def run_analyze(args, log=print) -> dict:
     from . import conllu, pipeline, plots, report, stats
     from ..data.batching import encode_split, read_split
     from ..model.checkpoint import WEIGHTS_FILE
-    from ..cli import CliError, check_outputs
     from ..data.corpus import _write_atomic, sha256_file
     from ..model.import_model import is_checkpoint_dir, load_start_model, load_start_vocab
 

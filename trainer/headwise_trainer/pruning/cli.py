@@ -1,18 +1,14 @@
 """The `prune` and `prune-eval` subcommands of headwise-train (argument parsing only; torch is
-imported when a subcommand runs). cli.build_parser calls register()."""
+imported when a subcommand runs)."""
 from __future__ import annotations
 
 import argparse
 
-
-def _lazy(module: str, func: str):
-    def run(args):
-        import importlib
-        getattr(importlib.import_module(f".{module}", __package__), func)(args)
-    return run
+from ..cli_support import (add_corpus, add_device, add_overwrite, add_resume, add_search,
+                           add_split, add_threads, add_vocab, lazy)
 
 
-def register(sub) -> None:
+def add_prune(sub) -> None:
     p = sub.add_parser(
         "prune", help="L0 head pruning: fine-tune with Hard Concrete head gates",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -30,11 +26,10 @@ def register(sub) -> None:
     p.add_argument("--from", dest="start", metavar="PATH",
                    help="start point: run directory, ckpt-*.pt, or checkpoint directory "
                         "(required unless --resume)")
-    p.add_argument("--data", required=True, help="corpus directory from 'data'")
-    p.add_argument("--vocab", help="vocabulary directory (default: the start point's)")
+    add_corpus(p)
+    add_vocab(p, "the start point's")
     p.add_argument("--out", required=True, help="pruning run directory")
-    p.add_argument("--resume", nargs="?", const="auto", default=None, metavar="CKPT",
-                   help="continue from the newest checkpoint in --out, or from CKPT")
+    add_resume(p)
     g = p.add_argument_group("gates and penalty")
     g.add_argument("--lambda", dest="lam", type=float, default=0.01,
                    help="penalty weight (default 0.01: on the en-de base model the mean CE "
@@ -79,9 +74,8 @@ def register(sub) -> None:
     o.add_argument("--clip-norm", type=float, default=1.0,
                    help="gradient clipping of the model's weights (not the gates); 0: none")
     o.add_argument("--seed", type=int, default=1)
-    o.add_argument("--threads", type=int, default=2, help="torch threads")
-    o.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
-                   help="where to train (default cpu)")
+    add_threads(o, help="torch threads")
+    add_device(o, "where to train (default cpu)")
     r = p.add_argument_group("reporting and output")
     r.add_argument("--log-every", type=int, default=20,
                    help="progress line and prune_log.jsonl record every N steps")
@@ -96,9 +90,11 @@ def register(sub) -> None:
                         "log_alpha tensors) here; with --resume on a finished run: export only")
     r.add_argument("--export-dtype", default="f16", choices=["f32", "f16", "bf16"],
                    help="weight type of the export (gates are always F32; default f16)")
-    r.add_argument("--overwrite", action="store_true", help="replace an existing --export DIR")
-    p.set_defaults(func=_lazy("prune", "run_prune"))
+    add_overwrite(r, "replace an existing --export DIR")
+    p.set_defaults(func=lazy("pruning.prune:run_prune"))
 
+
+def add_prune_eval(sub) -> None:
     e = sub.add_parser(
         "prune-eval", help="BLEU/chrF of the full, gated and head-masked model",
         description="Score head layouts of one model on a corpus split: 'full' (every head), "
@@ -108,9 +104,9 @@ def register(sub) -> None:
         "name keep the gates' decision. A file name is read as the spec.")
     e.add_argument("--model", required=True,
                    help="checkpoint directory, run directory (training or pruning) or ckpt-*.pt")
-    e.add_argument("--data", required=True, help="corpus directory")
-    e.add_argument("--vocab", help="vocabulary directory (default: the model's)")
-    e.add_argument("--split", default="test", choices=["train", "dev", "test"])
+    add_corpus(e, from_data=False)
+    add_vocab(e, "the model's")
+    add_split(e, "test")
     e.add_argument("--variants", default="full,gated",
                    help="comma-separated subset of full,gated (default both; gated only where "
                         "the model has gates)")
@@ -123,11 +119,8 @@ def register(sub) -> None:
     e.add_argument("--pruning-run", metavar="RUN_DIR|CKPT",
                    help="record this pruning run's (or checkpoint's) start point, lambda, steps "
                         "and time in the JSON")
-    e.add_argument("--beam", type=int, default=1, help="1 = greedy (default)")
-    e.add_argument("--length-penalty", type=float, default=1.0)
-    e.add_argument("--batch-size", type=int, default=64)
-    e.add_argument("--limit", type=int, default=0, help="first N sentences only")
+    add_search(e)
     e.add_argument("--hyps-dir", help="write each variant's translations here")
     e.add_argument("--json", help="write the scores and layouts to this JSON file")
-    e.add_argument("--threads", type=int, default=2)
-    e.set_defaults(func=_lazy("prune_eval", "run_prune_eval"))
+    add_threads(e)
+    e.set_defaults(func=lazy("pruning.prune_eval:run_prune_eval"))

@@ -1,8 +1,10 @@
 """The `sweep` subcommand of headwise-train (argument parsing only; torch is imported when an
-action runs). cli.build_parser calls register()."""
+action runs)."""
 from __future__ import annotations
 
 import argparse
+
+from ..cli_support import add_corpus, add_device, add_threads, add_vocab, lazy
 
 # The pruning study's settings (issue 13), without --lambda/--types/--seed: gates start near 0
 # as in the reference code, a gate learning rate 10x below the first sweep's 0.1/2 with its
@@ -14,26 +16,19 @@ DEFAULT_PRUNE_ARGS = ("--lr 2e-4 --warmup 200 --steps 4000 --max-tokens 4096 "
                       "--dev-bleu-sentences 400 --export-dtype f16")
 
 
-def _lazy(module: str, func: str):
-    def run(args):
-        import importlib
-        getattr(importlib.import_module(f".{module}", __package__), func)(args)
-    return run
-
-
 def _common(p) -> None:
     p.add_argument("--root", required=True, help="sweep directory, one subdirectory per point")
-    p.add_argument("--data", required=True, help="corpus directory")
-    p.add_argument("--vocab", help="vocabulary directory (default: the model's)")
+    add_corpus(p, from_data=False)
+    add_vocab(p, "the model's")
     p.add_argument("--limit", type=int, default=0,
                    help="score the first N test sentences only (0: all; for trials)")
-    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    add_threads(p, 1, "torch threads (default 1)")
     p.add_argument("--searches", default="greedy,beam4",
                    help="searches every point is scored with: greedy and/or beam4 (beam 4, "
                         "length penalty 1; default %(default)s)")
 
 
-def register(sub) -> None:
+def add_sweep(sub) -> None:
     s = sub.add_parser(
         "sweep", help="pruning curves: L0 runs over lambda, rank pruning, controls, report",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -58,8 +53,7 @@ def register(sub) -> None:
     r.add_argument("--seeds", default="1",
                    help="comma-separated seeds of the L0 points (default 1; other seeds get a "
                         "-seed<N> name suffix)")
-    r.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
-                   help="where prune and the from-scratch control train (default cpu)")
+    add_device(r, "where prune and the from-scratch control train (default cpu)")
     r.add_argument("--suffix", default="",
                    help="appended to the L0 point names, e.g. s100 for a 100-step series")
     r.add_argument("--prune-args", default=DEFAULT_PRUNE_ARGS,
@@ -80,7 +74,7 @@ def register(sub) -> None:
                         "lambda-0 control at step 100)")
     r.add_argument("--no-train", action="store_true",
                    help="only score the points that are finished (leave training to others)")
-    r.set_defaults(func=_lazy("runs", "run_runs"))
+    r.set_defaults(func=lazy("sweep.runs:run_runs"))
 
     k = a.add_parser("rank", help="rank pruning by analysis.json scores, without fine-tuning")
     _common(k)
@@ -95,7 +89,7 @@ def register(sub) -> None:
                    help="encoder heads kept, encoder-only pruning (default %(default)s)")
     k.add_argument("--all-keep", default="72,48,24,12",
                    help="heads kept over all three types (default %(default)s)")
-    k.set_defaults(func=_lazy("runs", "run_rank"))
+    k.set_defaults(func=lazy("sweep.runs:run_rank"))
 
     p = a.add_parser("report", help="results -> JSON, PNG and the Markdown report")
     p.add_argument("--root", required=True, help="sweep directory")
@@ -108,4 +102,4 @@ def register(sub) -> None:
                    "relevance; default: the one the rank points name)")
     p.add_argument("--expect", help="comma-separated point names that should have a result "
                    "(listed as missing when they have none)")
-    p.set_defaults(func=_lazy("report", "run_report"))
+    p.set_defaults(func=lazy("sweep.report:run_report"))
