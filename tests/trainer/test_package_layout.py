@@ -74,7 +74,7 @@ GRAPH = {m: imports(m) for m in MODULES}
 def test_the_graph_is_read():
     # The analysis reads every module; a handful of known edges make sure it reads them right.
     assert "headwise_trainer.model.run_state" in GRAPH["headwise_trainer.training.train"]
-    assert "headwise_trainer.training.train" in GRAPH["headwise_trainer.pruning.prune"]
+    assert "headwise_trainer.training.loop" in GRAPH["headwise_trainer.pruning.prune"]
     assert "headwise_trainer.data.corpus" in GRAPH["headwise_trainer.evaluation.metrics"]
     assert "headwise_trainer.model.decode" in GRAPH["headwise_trainer.analysis.pipeline"]
     assert len(MODULES) > 60

@@ -68,7 +68,7 @@ def test_update_freq_gradient_is_that_of_one_merged_batch():
     from conftest import small_config
     from headwise_trainer.data.batching import collate
     from headwise_trainer.model.marian import MarianMTModel
-    from headwise_trainer.training.train import accumulate_gradients
+    from headwise_trainer.training.loop import accumulate_gradients
     torch.manual_seed(0)
     model = MarianMTModel(small_config())
     model.train()

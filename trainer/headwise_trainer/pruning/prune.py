@@ -12,39 +12,43 @@ OPUS-MT checkpoint directory. Blocks of the chosen kinds get a gate with log_alp
 only the encoder's own parameters and the gates (shared embeddings and the decoder stay fixed).
 
 Gate settings are experiment parameters, recorded in run.json, the log's start record and every
-checkpoint: --init-log-alpha, --gate-lr and --gate-lr-schedule (lr_schedule.py's schedules over
---steps with the same warm-up), --penalty, and --gate-rule, the test-time rule (hard: log_alpha
-> 0; continuous: the reference code's clamp(sigmoid(log_alpha) * 1.2 - 0.1, 0, 1), folded into
-the out_proj columns by the converter), which the exported config.json carries. The log's step,
-dev and end records count the heads whose gates have not settled (|log_alpha| < --settle-margin).
+checkpoint: --init-log-alpha, --gate-lr and --gate-lr-schedule (training/lr_schedule.py's
+schedules over --steps with the same warm-up), --penalty, and --gate-rule, the test-time rule
+(hard: log_alpha > 0; continuous: the reference code's clamp(sigmoid(log_alpha) * 1.2 - 0.1,
+0, 1), folded into the out_proj columns by the converter), which the exported config.json
+carries. The log's step, dev and end records count the heads whose gates have not settled
+(|log_alpha| < --settle-margin).
 
 Optimiser: Adam (0.9, 0.98, 1e-9) with two parameter groups: the model's weights at
---lr with the inverse-square-root schedule of train.py, the gates' log_alpha at --gate-lr
-with --gate-lr-schedule (default constant after the warm-up).
+--lr with the inverse-square-root schedule, the gates' log_alpha at --gate-lr with
+--gate-lr-schedule (default constant after the warm-up).
 Gradient clipping (--clip-norm) applies to the model's weights only. --device cuda runs on a GPU.
 
-Single process. Checkpoints are train.py's (run_state: atomic, keep-last-N, exact resume); a
-resumed run continues bit-identically. The JSON-lines log is prune_log.py's.
+The steps are training's loop (training/loop.py) with PruningLoop's extension points: two
+learning rates, the loss CE + lambda * penalty on one batch per step in fp32, clipping of the
+weights only, the log's step and dev records, and checkpoints that also hold the pruning
+arguments, the gated blocks and the start point (no checkpoint per evaluation, no early
+stopping, no best.pt). Single process. Checkpoints: model/run_state.py (atomic, keep-last-N,
+exact resume); a resumed run continues bit-identically. The JSON-lines log is prune_log.py's.
 """
 from __future__ import annotations
 
 import json
 import os
-import time
 
 import torch
 
-from . import prune_log
+from ..data.batching import TokenBatcher, encode_split
+from ..data.spm_vocab import Vocab
 from ..model import run_state
-from ..data.batching import TokenBatcher, collate, encode_split
 from ..model.checkpoint import SOURCE_SPM, TARGET_SPM, VOCAB_FILE, export_checkpoint
 from ..model.gates import DEFAULT_SETTLE_MARGIN, HeadGate, expected_l0, gates, set_rule, unsettled
 from ..model.import_model import load_start_model, load_start_vocab, model_from_state
-from ..data.spm_vocab import Vocab
-from ..training.dev_eval import evaluate_dev
+from ..training.loop import TrainingLoop, args_dict
 from ..training.losses import smoothed_loss
 from ..training.lr_schedule import SCHEDULES, inverse_sqrt_lr, learning_rate
-from ..training.train_log import Progress, RunLog
+from ..training.train_log import RunLog
+from . import prune_log
 
 # Arguments that define a pruning run; a resumed run takes them from its checkpoint.
 FIXED_ARGS = ("start", "data", "vocab", "lam", "penalty", "types", "encoder_only", "seed",
@@ -100,10 +104,6 @@ def build_optimizer(model, encoder_only: bool, lr: float, gate_lr: float):
     opt = torch.optim.Adam([{"params": weights, "lr": lr}, {"params": gate_params, "lr": gate_lr}],
                            betas=(0.9, 0.98), eps=1e-9)
     return opt, weights
-
-
-def _args_dict(args) -> dict:
-    return {k: v for k, v in vars(args).items() if k != "func"}
 
 
 def _prepare(args, log):
@@ -169,7 +169,6 @@ def run_prune(args, log=print) -> dict:
     train = encode_split(vocab, args.data, "train", args.max_len)
     dev = encode_split(vocab, args.data, "dev", args.max_len)
     batcher = TokenBatcher(train.src, train.tgt, args.max_tokens, args.seed)
-    pad, start_id = config.pad_token_id, config.decoder_start_token_id
 
     run_state.seed_all(args.seed)
     opt, weights = build_optimizer(model, args.encoder_only, args.lr, args.gate_lr)
@@ -191,7 +190,7 @@ def run_prune(args, log=print) -> dict:
                "trainable_parameters": n_train, "gate_settings": gate_settings(args)}
         plog.write(rec)
         with open(os.path.join(args.out, "run.json"), "w", encoding="utf-8") as f:
-            json.dump({"config": config.to_dict(), "prune_args": _args_dict(args),
+            json.dump({"config": config.to_dict(), "prune_args": args_dict(args),
                        "start": start_what}, f, indent=2, sort_keys=True)
         log(f"prune: gate settings {json.dumps(gate_settings(args), sort_keys=True)}")
         log(f"prune: from {start_what}; {len(gated)} gated blocks "
@@ -201,63 +200,13 @@ def run_prune(args, log=print) -> dict:
             f"pairs, {len(batcher.epoch_batches(0))} batches/epoch")
     model.freeze_pad_rows()  # the <pad> row keeps its value (zero in our and OPUS-MT models)
     model.train()
-
-    def save():
-        run_state.save_checkpoint(args.out, {
-            "step": step, "epoch": epoch, "batch_idx": batch_idx, "model": model.state_dict(),
-            "optimizer": opt.state_dict(), "rng": [run_state.rng_state()],
-            "config": config.to_dict(), "train_args": _args_dict(args),
-            "prune_args": _args_dict(args), "gated_blocks": gated, "start": start_what,
-            "history": history, "world_size": 1,
-            "train_seconds": seconds_before + time.time() - t_start}, keep=args.keep)
-
     start_step = step
-    runlog = RunLog(None, log)
-    progress = Progress(runlog, step, args.steps, args.log_every, history)
-    t_start = time.time()
-    batches = batcher.epoch_batches(epoch)
-    while step < args.steps:
-        if batch_idx >= len(batches):
-            epoch, batch_idx = epoch + 1, 0
-            batches = batcher.epoch_batches(epoch)
-        x, m, d, y = (t.to(device) for t in
-                      collate(train.src, train.tgt, batches[batch_idx], pad, start_id))
-        lr = inverse_sqrt_lr(step + 1, args.lr, args.warmup)
-        opt.param_groups[0]["lr"], opt.param_groups[1]["lr"] = lr, gate_lr(args, step + 1)
-        ce_sum, ntok = smoothed_loss(model(x, m, d), y, pad, args.label_smoothing)
-        ce = ce_sum / max(ntok, 1)
-        pen = penalty(model, args.penalty)
-        loss = ce + args.lam * pen
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        if args.clip_norm > 0 and weights:
-            torch.nn.utils.clip_grad_norm_(weights, args.clip_norm)
-        opt.step()
-        step, batch_idx = step + 1, batch_idx + 1
-        progress.update(step, int(m.sum()) + ntok, float(ce), lr, epoch)
-        if step % args.log_every == 0 or step == args.steps:
-            stats = prune_log.block_stats(model)
-            plog.write({"event": "step", "step": step, "epoch": epoch, "ce": round(float(ce), 4),
-                        "penalty": round(float(pen), 4), "loss": round(float(loss), 4),
-                        "lr": lr, "gate_lr": opt.param_groups[1]["lr"], "blocks": stats,
-                        "expected_open": round(sum(s["expected_open"] for s in stats.values()), 3),
-                        "kept": sum(s["kept"] for s in stats.values()),
-                        "unsettled": _count(unsettled(model, margin))})
-            runlog(f"prune: step {step} | ce {float(ce):.4f} | penalty {float(pen):.2f} "
-                           f"| {prune_log.summary_line(model)}")
-        if args.eval_every and step % args.eval_every == 0:
-            rec = evaluate_dev(model, dev, vocab, args, step, epoch, device)
-            runlog("dev: " + json.dumps(rec))
-            rec["kept"] = prune_log.kept_per_kind(model)
-            rec["unsettled"] = _count(unsettled(model, margin))
-            history.append(rec)
-            plog.write(dict(rec, event="dev"))
-        if step % args.checkpoint_every == 0 or step == args.steps:
-            if batch_idx >= len(batches):
-                epoch, batch_idx = epoch + 1, 0
-                batches = batcher.epoch_batches(epoch)
-            save()
-    progress.close()
+    loop = PruningLoop(args, model, opt, batcher, train, dev, vocab, device, RunLog(None, log),
+                       step=step, epoch=epoch, batch_idx=batch_idx, history=history,
+                       seconds_before=seconds_before, weights=weights, gated=gated,
+                       start=start_what, plog=plog, margin=margin)
+    loop.run()
+    step, history = loop.step, loop.history
     model.eval()
     model.to("cpu")
     layout = prune_log.layout_record(model)
@@ -272,6 +221,76 @@ def run_prune(args, log=print) -> dict:
     if args.export:
         export_gated(model, args.export, args.vocab, args.export_dtype, args.overwrite, log)
     return {"step": step, "layout": layout, "history": history, "unsettled": loose}
+
+
+class PruningLoop(TrainingLoop):
+    """Training's loop with the pruning loss and log (see the module docstring)."""
+
+    checkpoint_on_eval = False
+
+    def __init__(self, *a, weights, gated, start, plog, margin, **kw):
+        super().__init__(*a, **kw)
+        self.weights, self.gated, self.start, self.plog = weights, gated, start, plog
+        self.margin = margin
+
+    def learning_rates(self, step: int) -> float:
+        lr = inverse_sqrt_lr(step, self.args.lr, self.args.warmup)
+        self.opt.param_groups[0]["lr"], self.opt.param_groups[1]["lr"] = lr, \
+            gate_lr(self.args, step)
+        return lr
+
+    def backward(self, micro):
+        (batch,) = micro
+        x, m, d, y = (t.to(self.device) for t in batch)
+        ce_sum, ntok = smoothed_loss(self.model(x, m, d), y, self.pad,
+                                     self.args.label_smoothing)
+        self.ce = ce_sum / max(ntok, 1)
+        self.pen = penalty(self.model, self.args.penalty)
+        self.loss = self.ce + self.args.lam * self.pen
+        self.loss.backward()
+        return float(self.ce), int(m.sum()) + ntok
+
+    def clip(self) -> None:
+        if self.args.clip_norm > 0 and self.weights:
+            torch.nn.utils.clip_grad_norm_(self.weights, self.args.clip_norm)
+
+    def reported_epoch(self) -> int:
+        return self.batch_epoch  # the epoch of the step's batch (the log's convention)
+
+    def after_step(self) -> None:
+        step, a, model = self.step, self.args, self.model
+        if step % a.log_every == 0 or step == a.steps:
+            stats = prune_log.block_stats(model)
+            ce, pen, loss = float(self.ce), float(self.pen), float(self.loss)
+            self.plog.write({
+                "event": "step", "step": step, "epoch": self.batch_epoch,
+                "ce": round(ce, 4), "penalty": round(pen, 4), "loss": round(loss, 4),
+                "lr": self.opt.param_groups[0]["lr"], "gate_lr": self.opt.param_groups[1]["lr"],
+                "blocks": stats,
+                "expected_open": round(sum(s["expected_open"] for s in stats.values()), 3),
+                "kept": sum(s["kept"] for s in stats.values()),
+                "unsettled": _count(unsettled(model, self.margin))})
+            self.log(f"prune: step {step} | ce {ce:.4f} | penalty {pen:.2f} "
+                     f"| {prune_log.summary_line(model)}")
+
+    def after_dev(self, record: dict) -> None:
+        record["kept"] = prune_log.kept_per_kind(self.model)
+        record["unsettled"] = _count(unsettled(self.model, self.margin))
+        self.plog.write(dict(record, event="dev"))
+
+    def stop_early(self) -> bool:
+        return False
+
+    def checkpoint_state(self, rngs: list) -> dict:
+        return {"step": self.step, "epoch": self.epoch, "batch_idx": self.batch_idx,
+                "model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
+                "rng": rngs, "config": self.config.to_dict(),
+                "train_args": args_dict(self.args), "prune_args": args_dict(self.args),
+                "gated_blocks": self.gated, "start": self.start, "history": self.history,
+                "world_size": 1, "train_seconds": self.train_seconds()}
+
+    def after_save(self, path: str, record) -> None:
+        pass
 
 
 def gate_settings(args) -> dict:

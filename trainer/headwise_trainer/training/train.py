@@ -2,15 +2,17 @@
 (lr_schedule.py), token-based batches with optional gradient accumulation (--update-freq),
 bf16 autocast (fp32 master weights and optimiser), periodic dev loss/BLEU with early stopping
 (dev_eval.py), keep-last-N plus best checkpoints, exact resume, optional DDP (--nproc or
-torchrun; gloo on the CPU, NCCL on GPUs), CPU or CUDA (--device).
+torchrun; gloo on the CPU, NCCL on GPUs), CPU or CUDA (--device). This module prepares a run
+(arguments, model, data, optimiser, resume) and runs loop.TrainingLoop, the training loop that
+pruning extends.
 
---head-layout SPEC (model/keep_heads.py syntax, the converter's --keep-heads) trains a fixed head layout
-from scratch, the control of Voita et al.: every block gets a frozen 0/1 gate (gates.fixed_gates),
-so the removed heads are off from step 0; initialisation, data order and schedule are those of
-the same run without the option.
+--head-layout SPEC (model/keep_heads.py syntax, the converter's --keep-heads) trains a fixed
+head layout from scratch, the control of Voita et al.: every block gets a frozen 0/1 gate
+(gates.fixed_gates), so the removed heads are off from step 0; initialisation, data order and
+schedule are those of the same run without the option.
 
-Exactness: the data order is a function of (seed, epoch) (data/batching.py), the learning rate a
-function of the step, and every checkpoint stores model, optimiser, data position and RNG
+Exactness: the data order is a function of (seed, epoch) (data/batching.py), the learning rate
+a function of the step, and every checkpoint stores model, optimiser, data position and RNG
 states, so N steps + resume + M steps gives the same parameters as N+M steps in one go (on the
 same device with the same --threads; CUDA kernels may add their own nondeterminism).
 
@@ -19,25 +21,23 @@ freeze_pad_rows), so it stays exactly zero, as in OPUS-MT checkpoints.
 """
 from __future__ import annotations
 
-import contextlib
 import glob
 import json
 import os
-import time
 
 import torch
 
-from . import dev_eval
+from ..data.batching import TokenBatcher, encode_split
+from ..data.spm_vocab import Vocab
 from ..model import run_state
-from ..data.batching import TokenBatcher, collate, encode_split
 from ..model.config import MarianConfig
 from ..model.gates import fixed_gates, layout_summary
 from ..model.keep_heads import apply_spec, parse_spec, spec_text
-from .losses import smoothed_loss
-from .lr_schedule import learning_rate
 from ..model.marian import MarianMTModel
-from ..data.spm_vocab import Vocab
-from .train_log import Progress, RunLog, bleu_summary, hms
+from . import dev_eval
+from .loop import TrainingLoop, args_dict
+from .lr_schedule import learning_rate
+from .train_log import RunLog, bleu_summary, hms
 
 # Training arguments a resumed run takes from its checkpoint (they define the run); the rest
 # (steps, device, threads, eval/checkpoint/log intervals, patience) may change between
@@ -99,14 +99,6 @@ def resolve_precision(name: str, device: torch.device) -> str:
     if name not in PRECISIONS:
         raise TrainError(f"--precision {name!r}: expected auto, bf16 or fp32")
     return name
-
-
-def autocast(device: torch.device, precision: str):
-    """bf16 autocast of the forward pass (matrix products in bf16, weights, optimiser and the
-    loss in fp32), or nothing for fp32."""
-    if precision != "bf16":
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
 
 
 def _dist_info(device: torch.device):
@@ -190,7 +182,6 @@ def _train(args, state, resume_path, device, rank, world, log: RunLog) -> dict:
     train = encode_split(vocab, args.data, "train", args.max_len)
     dev = encode_split(vocab, args.data, "dev", args.max_len)
     batcher = TokenBatcher(train.src, train.tgt, args.max_tokens, args.seed, rank, world)
-    pad, start = config.pad_token_id, config.decoder_start_token_id
 
     run_state.seed_all(args.seed + rank)
     model = MarianMTModel(config)
@@ -224,7 +215,7 @@ def _train(args, state, resume_path, device, rank, world, log: RunLog) -> dict:
                     "stopped_early": True}
     elif is_main:
         with open(os.path.join(args.out, "run.json"), "w", encoding="utf-8") as f:
-            json.dump({"config": config.to_dict(), "train_args": _args_dict(args),
+            json.dump({"config": config.to_dict(), "train_args": args_dict(args),
                        "world_size": world}, f, indent=2, sort_keys=True)
         n_par = sum(p.numel() for p in model.parameters())
         log(f"train: {n_par / 1e6:.2f}M parameters; {len(train.src)} train pairs "
@@ -238,115 +229,19 @@ def _train(args, state, resume_path, device, rank, world, log: RunLog) -> dict:
     net = torch.nn.parallel.DistributedDataParallel(model, device_ids=ddp_ids) \
         if world > 1 else model
     model.train()
-
-    def save() -> str:
-        rngs = [run_state.rng_state()]
-        if world > 1:
-            rngs = [None] * world
-            torch.distributed.all_gather_object(rngs, run_state.rng_state())
-            sums = [None] * world  # replicas must agree before rank 0 writes for all of them
-            torch.distributed.all_gather_object(sums, _param_checksum(model))
-            if len(set(sums)) != 1:
-                raise TrainError(f"step {step}: DDP replicas diverged (parameter checksums "
-                                 f"{sums}); expected identical parameters on every rank")
-        if not is_main:
-            return ""
-        best = dev_eval.best_record(history)
-        return run_state.save_checkpoint(args.out, {
-            "step": step, "epoch": epoch, "batch_idx": batch_idx,
-            "model": model.state_dict(), "optimizer": opt.state_dict(), "rng": rngs,
-            "config": config.to_dict(), "train_args": _args_dict(args),
-            "history": history, "best": best, "world_size": world,
-            "train_seconds": seconds_before + time.time() - t_start},
-            keep=args.keep, shard_mib=args.shard_mib)
-
-    progress = Progress(log, step, args.steps, args.log_every, history)
-    t_start = time.time()
-    batches = batcher.epoch_batches(epoch)
-    stopped = False
-    while step < args.steps and not stopped:
-        micro = []
-        for _ in range(args.update_freq):
-            if batch_idx >= len(batches):
-                epoch, batch_idx = epoch + 1, 0
-                batches = batcher.epoch_batches(epoch)
-            micro.append(collate(train.src, train.tgt, batches[batch_idx], pad, start))
-            batch_idx += 1
-        lr = learning_rate(step + 1, args.lr_schedule, args.lr, args.warmup, args.decay_steps,
-                           args.min_lr)
-        for g in opt.param_groups:
-            g["lr"] = lr
-        opt.zero_grad(set_to_none=True)
-        loss_sum, ntok, n_src = accumulate_gradients(net, micro, pad, args.label_smoothing,
-                                                     device, args.precision, world > 1)
-        if args.clip_norm > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_norm)
-        opt.step()
-        step += 1
-        if batch_idx >= len(batches):  # the position a checkpoint records is normalised
-            epoch, batch_idx = epoch + 1, 0
-            batches = batcher.epoch_batches(epoch)
-        progress.update(step, n_src + ntok, loss_sum / max(ntok, 1), lr, epoch)
-        evaluated = bool(args.eval_every) and step % args.eval_every == 0
-        if evaluated and is_main:
-            rec = dev_eval.evaluate_dev(model, dev, vocab, args, step, epoch, device)
-            history.append(rec)
-            log("dev: " + json.dumps(rec))
-            stopped = dev_eval.should_stop(history, args.patience, args.min_delta)
-        if evaluated and world > 1:
-            flag = [stopped]
-            torch.distributed.broadcast_object_list(flag, src=0)
-            stopped = flag[0]
-        if evaluated or stopped or step % args.checkpoint_every == 0 or step == args.steps:
-            path = save()
-            if is_main and evaluated:
-                best = dev_eval.best_record(history)
-                if best is rec:
-                    run_state.link_best(args.out, path)
-                dev_eval.write_history(args.out, history, {"best": best, "stopped_early":
-                                                           stopped})
-    progress.close()
+    loop = TrainingLoop(args, model, opt, batcher, train, dev, vocab, device, log, net=net,
+                        config=config, step=step, epoch=epoch, batch_idx=batch_idx,
+                        history=history, seconds_before=seconds_before, rank=rank, world=world)
+    stopped = loop.run()
+    step, epoch, history = loop.step, loop.epoch, loop.history
     best = dev_eval.best_record(history)
     if is_main:
-        took = seconds_before + time.time() - t_start
         why = (f"stopped early: dev BLEU not up by {args.min_delta} in the last "
                f"{args.patience} evaluations" if stopped else f"reached --steps {args.steps}")
-        log(f"train: step {step}, {why}; {bleu_summary(history)}; training time {hms(took)}")
+        log(f"train: step {step}, {why}; {bleu_summary(history)}; training time "
+            f"{hms(loop.train_seconds())}")
     if world > 1:
         torch.distributed.barrier()
         torch.distributed.destroy_process_group()
     return {"step": step, "epoch": epoch, "history": history, "best": best,
             "stopped_early": stopped}
-
-
-def accumulate_gradients(net, micro, pad: int, smoothing: float, device: torch.device,
-                         precision: str, ddp: bool = False):
-    """Adds to .grad the gradient of sum(loss over the batches `micro`) / (their non-pad
-    target tokens), i.e. of the per-token mean over all of them, as one batch holding their
-    sentences would give. Under DDP only the last backward all-reduces. Returns (summed
-    loss, target tokens, source tokens)."""
-    ntok = sum(int((y != pad).sum()) for _, _, _, y in micro)
-    loss_sum, n_src = 0.0, 0
-    for j, (x, m, d, y) in enumerate(micro):
-        last = j == len(micro) - 1
-        with (net.no_sync() if ddp and not last else contextlib.nullcontext()):
-            x, m, d, y = x.to(device), m.to(device), d.to(device), y.to(device)
-            with autocast(device, precision):
-                logits = net(x, m, d)
-            loss, _ = smoothed_loss(logits, y, pad, smoothing)
-            (loss / max(ntok, 1)).backward()
-        loss_sum += float(loss)
-        n_src += int(m.sum())
-    return loss_sum, ntok, n_src
-
-
-def _param_checksum(model) -> str:
-    import hashlib
-    h = hashlib.sha256()
-    for t in model.state_dict().values():
-        h.update(t.detach().cpu().contiguous().numpy().tobytes())
-    return h.hexdigest()
-
-
-def _args_dict(args) -> dict:
-    return {k: v for k, v in vars(args).items() if k != "func"}
