@@ -226,3 +226,30 @@ def test_every_module_path_the_repository_names_exists():
     missing = [f"{os.path.relpath(where, REPO)}: {ref}" for where, ref, kind in references()
                if unresolved(ref, kind)]
     assert missing == []
+
+
+def test_every_name_imported_from_the_trainer_exists():
+    # `from headwise_trainer.X import a, b` in tests, bench, python, tools and the package
+    # itself (absolute form): X is a module and a, b are its submodules or top-level names.
+    missing, seen = [], 0
+    for top in ("tests", "bench", "python", "trainer"):
+        for d, _, files in os.walk(os.path.join(REPO, top)):
+            for f in files:
+                if not (f.endswith(".py") or f == "headwise-train"):
+                    continue
+                path = os.path.join(d, f)
+                tree = ast.parse(open(path, encoding="utf-8").read(), path)
+                for node in ast.walk(tree):
+                    if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                            and node.module.split(".")[0] == "headwise_trainer"):
+                        continue
+                    seen += 1
+                    where = f"{os.path.relpath(path, REPO)}:{node.lineno}"
+                    if node.module not in MODULES:
+                        missing.append(f"{where}: {node.module}")
+                        continue
+                    names = top_level_names(node.module)
+                    for a in node.names:
+                        if f"{node.module}.{a.name}" not in MODULES and a.name not in names:
+                            missing.append(f"{where}: {node.module}.{a.name}")
+    assert seen > 100 and missing == []

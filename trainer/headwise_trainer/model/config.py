@@ -17,7 +17,10 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict
 
-ACTIVATIONS = ("swish", "relu", "gelu")
+# The feed-forward activations: config.json's name -> the torch.nn.functional function that
+# computes it (gelu is the exact erf GELU, as transformers' "gelu"). The runtime's names are
+# format/src/model_types.cc's; docs/ARCHITECTURE.md says what else a new one touches.
+ACTIVATIONS = {"swish": "silu", "relu": "relu", "gelu": "gelu"}
 GATE_RULES = ("hard", "continuous")
 GATE_RULE_KEY = "headwise_gate_rule"
 

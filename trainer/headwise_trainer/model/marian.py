@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .config import MarianConfig
+from .config import ACTIVATIONS, MarianConfig
 
 LAYER_NORM_EPS = 1e-5
 
@@ -46,13 +46,11 @@ def sinusoidal_positions(num_positions: int, dim: int) -> torch.Tensor:
 
 
 def activation(name: str):
-    if name == "swish":
-        return F.silu
-    if name == "relu":
-        return F.relu
-    if name == "gelu":
-        return F.gelu  # exact (erf) GELU, as transformers' "gelu"
-    raise ValueError(f"unknown activation {name!r}; expected swish, relu or gelu")
+    """The function of a config.json activation name (config.ACTIVATIONS)."""
+    if name not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {name!r}; expected one of "
+                         f"{', '.join(ACTIVATIONS)}")
+    return getattr(F, ACTIVATIONS[name])
 
 
 def additive_key_mask(attention_mask: torch.Tensor) -> torch.Tensor:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..cli_support import add_corpus, add_device, add_overwrite, add_resume, add_threads, lazy
+from ..model.config import ACTIVATIONS
 
 
 def add_train(sub) -> None:
@@ -32,7 +33,7 @@ def add_train(sub) -> None:
                    "unless --decoder-heads)")
     g.add_argument("--decoder-heads", type=int, default=0)
     g.add_argument("--ffn", type=int, default=1024, help="feed-forward width")
-    g.add_argument("--activation", default="swish", choices=["swish", "relu", "gelu"])
+    g.add_argument("--activation", default="swish", choices=list(ACTIVATIONS))
     g.add_argument("--dropout", type=float, default=0.1,
                    help="dropout on embeddings and on every sub-layer output before the "
                         "residual sum (Marian --transformer-dropout, fairseq --dropout; "

@@ -111,6 +111,7 @@ class TrainingLoop:
         self.start_id = self.config.decoder_start_token_id
         self.update_freq = getattr(args, "update_freq", 1)  # batches per optimiser step
         self.t_start = time.time()
+        self.stopped = False  # set by run(): an early stop
 
     # ---- extension points ---------------------------------------------------------------
 
