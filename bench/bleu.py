@@ -4,7 +4,7 @@ fp32|fp16|int8, translates the source side of a test split with the headwise run
 Python module, python/; greedy, the same options for every format, batched as
 `headwise-translate --batch 16` batches: windows of 256 lines sorted by length, batches of 16
 lines), and scores each against the references with the
-trainer's sacreBLEU-compatible BLEU and chrF (trainer/headwise_trainer/metrics.py).
+trainer's sacreBLEU-compatible BLEU and chrF (trainer/headwise_trainer/evaluation/metrics.py).
 
     /usr/bin/python3 bench/bleu.py CHECKPOINT_DIR --convert BUILD/headwise-convert \
         [--translate BUILD/headwise-translate] --src test.en --ref test.de [--out DIR] [--limit N]
@@ -25,8 +25,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "trainer"))
-from headwise_trainer.metrics import corpus_bleu, corpus_chrf  # noqa: E402
-from headwise_trainer.runtime_module import build_dir_of, import_headwise  # noqa: E402
+from headwise_trainer.evaluation.metrics import corpus_bleu, corpus_chrf  # noqa: E402
+from headwise_trainer.evaluation.runtime_module import build_dir_of, import_headwise  # noqa: E402
 
 BATCH = 16  # lines per batch, as headwise-translate --batch 16 (windows of 16 x 16 lines)
 

@@ -34,9 +34,9 @@ def torch_worker(args):
     """Runs in a child process: translates the lines with PyTorch, prints JSON."""
     sys.path.insert(0, TRAINER)
     import torch
-    from headwise_trainer import decode
-    from headwise_trainer.import_model import load_checkpoint_dir
-    from headwise_trainer.spm_vocab import Vocab
+    from headwise_trainer.model import decode
+    from headwise_trainer.model.import_model import load_checkpoint_dir
+    from headwise_trainer.data.spm_vocab import Vocab
 
     torch.set_num_threads(args.threads)
     model = load_checkpoint_dir(args.checkpoint).eval()
@@ -59,7 +59,7 @@ def torch_worker(args):
 def headwise_worker(args):
     """Runs in a child process: translates the lines with the headwise module, prints JSON."""
     sys.path.insert(0, TRAINER)
-    from headwise_trainer.runtime_module import import_headwise
+    from headwise_trainer.evaluation.runtime_module import import_headwise
     headwise = import_headwise(args.build)
     translator = headwise.Translator(headwise.Model(args.hwm), threads=args.threads, max_batch=1,
                                      max_target_tokens=args.max_len)
@@ -150,7 +150,7 @@ def main():
     if not args.model:
         p.error("at least one --model")
     sys.path.insert(0, TRAINER)
-    from headwise_trainer.runtime_module import build_dir_of
+    from headwise_trainer.evaluation.runtime_module import build_dir_of
 
     results = [run_torch(args, "torch-fp32"), run_torch(args, "torch-int8")]
     for spec in args.model:

@@ -31,10 +31,10 @@ def read(path, limit):
 
 def main():
     import torch
-    from headwise_trainer import decode
-    from headwise_trainer.import_model import load_checkpoint_dir
-    from headwise_trainer.metrics import corpus_bleu
-    from headwise_trainer.spm_vocab import Vocab
+    from headwise_trainer.model import decode
+    from headwise_trainer.model.import_model import load_checkpoint_dir
+    from headwise_trainer.evaluation.metrics import corpus_bleu
+    from headwise_trainer.data.spm_vocab import Vocab
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("checkpoint")

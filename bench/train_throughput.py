@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Training throughput of `headwise-train train`'s step (trainer/headwise_trainer/train.py:
+"""Training throughput of `headwise-train train`'s step (trainer/headwise_trainer/training/loop.py:
 accumulate_gradients + clip + Adam) under several precision/thread settings, alternated round
 by round in one process so that a shared, noisy machine affects them alike. Prints one JSON
 object: tokens/s (source + target, non-pad) per setting and round, and the median.
@@ -17,11 +17,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 
-from headwise_trainer.batching import TokenBatcher, collate, encode_split  # noqa: E402
-from headwise_trainer.config import MarianConfig  # noqa: E402
-from headwise_trainer.model import MarianMTModel  # noqa: E402
-from headwise_trainer.spm_vocab import Vocab  # noqa: E402
-from headwise_trainer.train import accumulate_gradients  # noqa: E402
+from headwise_trainer.data.batching import TokenBatcher, collate, encode_split  # noqa: E402
+from headwise_trainer.model.config import MarianConfig  # noqa: E402
+from headwise_trainer.model.marian import MarianMTModel  # noqa: E402
+from headwise_trainer.data.spm_vocab import Vocab  # noqa: E402
+from headwise_trainer.training.loop import accumulate_gradients  # noqa: E402
 
 
 def main() -> int:

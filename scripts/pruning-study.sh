@@ -58,7 +58,7 @@ if [[ -n "$HEADLINE_ENC" && -n "$HEADLINE_ALL" ]]; then
     --scratch "scratch-all-$HEADLINE_ALL=@all-$HEADLINE_ALL" --base-run "$BASE_RUN" \
     --scratch-steps auto --steps "$(/usr/bin/python3 -c 'import shlex,sys
 sys.path.insert(0, "trainer")
-from headwise_trainer.sweep_cli import DEFAULT_PRUNE_ARGS as a
+from headwise_trainer.sweep.cli import DEFAULT_PRUNE_ARGS as a
 a = shlex.split(a); print(a[a.index("--steps") + 1])')"
 else
   echo "pruning-study: phase 2 (seeds, from-scratch control) waits for HEADLINE_ENC and" \

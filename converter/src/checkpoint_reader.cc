@@ -34,7 +34,7 @@ std::string PytorchConversionHint(const std::string& directory) {
          "; headwise-convert reads safetensors only (no Python pickle). Convert it once, from "
          "the headwise repository root, with Debian's python3-torch:\n"
          "  /usr/bin/python3 -c \"import sys, torch; sys.path.insert(0, 'trainer'); "
-         "from headwise_trainer.safetensors_io import write_file; "
+         "from headwise_trainer.model.safetensors_io import write_file; "
          "write_file(sys.argv[1] + '/model.safetensors', "
          "torch.load(sys.argv[1] + '/pytorch_model.bin', map_location='cpu'))\" '" +
          directory + "'";

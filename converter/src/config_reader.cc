@@ -57,15 +57,15 @@ class Reader {
 
 Status ReadActivation(const json& root, const std::string& where, Activation* out) {
   if (!root.contains("activation_function")) {
-    return InvalidCheckpoint(where + ": missing key 'activation_function' (swish, silu, relu or "
-                             "gelu)");
+    return InvalidCheckpoint(where + ": missing key 'activation_function' (" +
+                             headwise::ActivationNames() + " or silu)");
   }
   const json& v = root["activation_function"];
   const std::string name = v.is_string() ? v.get<std::string>() : v.dump();
   // Hugging Face's "silu" is PyTorch's name for swish.
   if (!headwise::ParseActivation(name == "silu" ? "swish" : name, out)) {
     return InvalidCheckpoint(where + ": activation_function: unsupported activation '" + name +
-                             "'; expected swish, silu, relu or gelu");
+                             "'; expected " + headwise::ActivationNames() + " or silu (swish)");
   }
   return Status::Ok();
 }

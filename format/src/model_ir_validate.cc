@@ -44,12 +44,8 @@ Status ValidateScalars(const ModelSpec& spec) {
     return InvalidCheckpoint("config: layer_norm_eps: expected a finite value > 0, found " +
                              std::to_string(spec.config.layer_norm_eps));
   }
-  switch (spec.config.activation) {
-    case Activation::kRelu:
-    case Activation::kSwish:
-    case Activation::kGelu:
-      return Status::Ok();
-  }
+  Activation known = Activation::kSwish;
+  if (ParseActivation(ActivationName(spec.config.activation), &known)) return Status::Ok();
   return InvalidCheckpoint("config: activation: unknown value " +
                            std::to_string(static_cast<int>(spec.config.activation)));
 }

@@ -3,36 +3,58 @@
 namespace headwise {
 namespace {
 
+// One row per value: its name and what else is known about it. Adding a value is adding a row
+// (and the enum value in model_types.h); nothing else in this file lists values.
 template <typename E>
 struct Named {
   E value;
   const char* name;
 };
 
+struct DTypeInfo {
+  DType value;
+  const char* name;
+  size_t size;  // bytes per element
+};
+
+struct WeightFormatInfo {
+  WeightFormat value;
+  const char* name;
+  DType matrix;  // how the format stores the weight matrices
+};
+
 constexpr Named<Activation> kActivations[] = {
     {Activation::kRelu, "relu"}, {Activation::kSwish, "swish"}, {Activation::kGelu, "gelu"}};
-constexpr Named<DType> kDTypes[] = {{DType::kF32, "F32"}, {DType::kF16, "F16"}, {DType::kI8, "I8"}};
-constexpr Named<WeightFormat> kWeightFormats[] = {
-    {WeightFormat::kF32, "fp32"}, {WeightFormat::kF16, "fp16"}, {WeightFormat::kI8, "int8"}};
+constexpr DTypeInfo kDTypes[] = {
+    {DType::kF32, "F32", 4}, {DType::kF16, "F16", 2}, {DType::kI8, "I8", 1}};
+constexpr WeightFormatInfo kWeightFormats[] = {{WeightFormat::kF32, "fp32", DType::kF32},
+                                               {WeightFormat::kF16, "fp16", DType::kF16},
+                                               {WeightFormat::kI8, "int8", DType::kI8}};
 constexpr Named<AttentionKind> kAttentionKinds[] = {{AttentionKind::kEncoderSelf, "encoder_self"},
                                                     {AttentionKind::kDecoderSelf, "decoder_self"},
                                                     {AttentionKind::kDecoderCross, "decoder_cross"}};
 constexpr Named<GateRule> kGateRules[] = {{GateRule::kHard, "hard"},
                                           {GateRule::kContinuous, "continuous"}};
 
-template <typename E, size_t N>
-const char* NameOf(const Named<E> (&table)[N], E value) {
-  for (const Named<E>& n : table) {
-    if (n.value == value) return n.name;
+template <typename Row, size_t N, typename E>
+const Row* Find(const Row (&table)[N], E value) {
+  for (const Row& r : table) {
+    if (r.value == value) return &r;
   }
-  return "unknown";
+  return nullptr;
 }
 
-template <typename E, size_t N>
-bool Parse(const Named<E> (&table)[N], const std::string& name, E* out) {
-  for (const Named<E>& n : table) {
-    if (name == n.name) {
-      *out = n.value;
+template <typename Row, size_t N, typename E>
+const char* NameOf(const Row (&table)[N], E value) {
+  const Row* r = Find(table, value);
+  return r != nullptr ? r->name : "unknown";
+}
+
+template <typename Row, size_t N, typename E>
+bool Parse(const Row (&table)[N], const std::string& name, E* out) {
+  for (const Row& r : table) {
+    if (name == r.name) {
+      *out = r.value;
       return true;
     }
   }
@@ -47,6 +69,14 @@ const char* WeightFormatName(WeightFormat f) { return NameOf(kWeightFormats, f);
 const char* AttentionKindJsonName(AttentionKind kind) { return NameOf(kAttentionKinds, kind); }
 const char* GateRuleName(GateRule r) { return NameOf(kGateRules, r); }
 
+std::string ActivationNames() {
+  std::string out;
+  for (const Named<Activation>& n : kActivations) {
+    out += (out.empty() ? "" : ", ") + std::string(n.name);
+  }
+  return out;
+}
+
 bool ParseActivation(const std::string& name, Activation* out) {
   return Parse(kActivations, name, out);
 }
@@ -56,21 +86,23 @@ bool ParseWeightFormat(const std::string& name, WeightFormat* out) {
 bool ParseGateRule(const std::string& name, GateRule* out) { return Parse(kGateRules, name, out); }
 
 size_t DTypeSize(DType t) {
-  switch (t) {
-    case DType::kF32: return 4;
-    case DType::kF16: return 2;
-    case DType::kI8: return 1;
-  }
-  return 0;
+  const DTypeInfo* r = Find(kDTypes, t);
+  return r != nullptr ? r->size : 0;
 }
 
 DType MatrixDType(WeightFormat f) {
-  switch (f) {
-    case WeightFormat::kF32: return DType::kF32;
-    case WeightFormat::kF16: return DType::kF16;
-    case WeightFormat::kI8: return DType::kI8;
+  const WeightFormatInfo* r = Find(kWeightFormats, f);
+  return r != nullptr ? r->matrix : DType::kF32;
+}
+
+bool WeightFormatOfMatrices(DType matrices, WeightFormat* out) {
+  for (const WeightFormatInfo& r : kWeightFormats) {
+    if (r.matrix == matrices) {
+      *out = r.value;
+      return true;
+    }
   }
-  return DType::kF32;
+  return false;
 }
 
 }  // namespace headwise

@@ -1,27 +1,83 @@
 #include "format/schema_map.h"
 
+#include <array>
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 
 namespace headwise {
 namespace sc = ::headwise::schema;
+namespace {
 
-Result<DType> FromSchema(sc::DType t) {
-  switch (t) {
-    case sc::DType::F32: return DType::kF32;
-    case sc::DType::F16: return DType::kF16;
-    case sc::DType::I8: return DType::kI8;
+// The schema's value names and the format library's, compared without case and underscores:
+// Relu = "relu", Swish = "swish", F16 = "F16", a future GeluTanh = "gelu_tanh".
+std::string NameKey(const char* name) {
+  std::string key;
+  for (const char* c = name; *c != '\0'; ++c) {
+    if (*c != '_') key += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
   }
+  return key;
+}
+
+// The schema's and the format library's enum of one concept, matched by name (NameKey) once:
+// schema value -> format value and back, indexed by the one-byte underlying value (a value
+// outside either enum maps to nothing).
+template <typename S, typename F>
+class EnumMap {
+ public:
+  template <size_t N>
+  EnumMap(const S (&schema_values)[N], const char* (*schema_name)(S),
+          const char* (*format_name)(F)) {
+    for (S s : schema_values) {
+      const std::string key = NameKey(schema_name(s));
+      for (int i = 0; i < 256; ++i) {
+        const F f = static_cast<F>(i);
+        if (NameKey(format_name(f)) == key) {
+          to_format_[Index(s)] = f;
+          to_schema_[Index(f)] = s;
+        }
+      }
+    }
+  }
+  std::optional<F> Format(S s) const { return to_format_[Index(s)]; }
+  std::optional<S> Schema(F f) const { return to_schema_[Index(f)]; }
+
+ private:
+  template <typename E>
+  static size_t Index(E e) {
+    return static_cast<uint8_t>(e);
+  }
+  std::array<std::optional<F>, 256> to_format_{};
+  std::array<std::optional<S>, 256> to_schema_{};
+};
+
+const EnumMap<sc::DType, DType>& DTypes() {
+  static const EnumMap<sc::DType, DType> map(sc::EnumValuesDType(), sc::EnumNameDType,
+                                             DTypeName);
+  return map;
+}
+
+const EnumMap<sc::Activation, Activation>& Activations() {
+  static const EnumMap<sc::Activation, Activation> map(sc::EnumValuesActivation(),
+                                                       sc::EnumNameActivation, ActivationName);
+  return map;
+}
+
+}  // namespace
+
+// DType and Activation map by name (NameKey): a value added to both enums under one name needs
+// no code here. AttentionKind's names differ (EncoderSelf vs encoder_self by design of the JSON
+// names), so it keeps its switch.
+Result<DType> FromSchema(sc::DType t) {
+  if (std::optional<DType> d = DTypes().Format(t)) return *d;
   return InvalidModel("unknown dtype " + std::to_string(static_cast<int>(t)));
 }
 
 Result<Activation> FromSchema(sc::Activation a) {
-  switch (a) {
-    case sc::Activation::Relu: return Activation::kRelu;
-    case sc::Activation::Swish: return Activation::kSwish;
-    case sc::Activation::Gelu: return Activation::kGelu;
-  }
+  if (std::optional<Activation> f = Activations().Format(a)) return *f;
   return InvalidModel("unknown activation " + std::to_string(static_cast<int>(a)));
 }
 
@@ -34,22 +90,10 @@ Result<AttentionKind> FromSchema(sc::AttentionKind k) {
   return InvalidModel("unknown kind " + std::to_string(static_cast<int>(k)));
 }
 
-sc::DType ToSchema(DType t) {
-  switch (t) {
-    case DType::kF32: return sc::DType::F32;
-    case DType::kF16: return sc::DType::F16;
-    case DType::kI8: return sc::DType::I8;
-  }
-  return sc::DType::F32;
-}
+sc::DType ToSchema(DType t) { return DTypes().Schema(t).value_or(sc::DType::F32); }
 
 sc::Activation ToSchema(Activation a) {
-  switch (a) {
-    case Activation::kRelu: return sc::Activation::Relu;
-    case Activation::kSwish: return sc::Activation::Swish;
-    case Activation::kGelu: return sc::Activation::Gelu;
-  }
-  return sc::Activation::Swish;
+  return Activations().Schema(a).value_or(sc::Activation::Swish);
 }
 
 sc::AttentionKind ToSchema(AttentionKind k) {
@@ -195,9 +239,8 @@ Result<std::optional<WeightFormat>> WeightFormatFromSchema(const sc::Model& m) {
     }
   }
   if (!found.has_value()) return std::optional<WeightFormat>(WeightFormat::kF32);
-  for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kF16, WeightFormat::kI8}) {
-    if (MatrixDType(f) == *found) return std::optional<WeightFormat>(f);
-  }
+  WeightFormat format = WeightFormat::kF32;
+  if (WeightFormatOfMatrices(*found, &format)) return std::optional<WeightFormat>(format);
   return std::optional<WeightFormat>();
 }
 

@@ -14,7 +14,7 @@ from conftest import CONVERT, PYTHON, SHIPPED, SOURCE, TRANSLATE
 TRAINER = os.path.join(SOURCE, "trainer")
 CHECKPOINT = os.path.join(SOURCE, "models", "en-de", "checkpoint")
 sys.path.insert(0, TRAINER)
-from headwise_trainer.metrics import corpus_bleu  # noqa: E402
+from headwise_trainer.evaluation.metrics import corpus_bleu  # noqa: E402
 
 # Runs headwise-train with `import headwise` made impossible (as if the module was never built).
 WITHOUT_MODULE = """

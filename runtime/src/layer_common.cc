@@ -19,6 +19,19 @@ void EmbedTokens(const WeightView& table, const int32_t* ids, size_t rows, size_
       kernels::EmbedTokensI8(table.i8(), table.scale, ids, rows, dim, scale, positions,
                              position_stride, out);
       return;
+    default:
+      EmbedTokensWidened(table, ids, rows, dim, scale, positions, position_stride, out);
+      return;
+  }
+}
+
+void EmbedTokensWidened(const WeightView& table, const int32_t* ids, size_t rows, size_t dim,
+                        float scale, const float* positions, size_t position_stride, float* out) {
+  for (size_t r = 0; r < rows; ++r) {
+    float* o = out + r * dim;
+    const float* pos = positions + r * position_stride;
+    table.WidenRow(static_cast<size_t>(ids[r]), o);
+    for (size_t j = 0; j < dim; ++j) o[j] = o[j] * scale + pos[j];
   }
 }
 
@@ -29,10 +42,8 @@ Status RunFeedForward(const Network& net, const FullyConnected& fc1,
   const size_t d = static_cast<size_t>(dims.d_model);
   HW_RETURN_IF_ERROR(fc1.Run(rows, x, hidden, net.threads()));
   const size_t n = rows * fc1.output_channels();
-  switch (dims.activation) {
-    case Activation::kRelu: break;  // fused into fc1's output clamp
-    case Activation::kSwish: kernels::SwishInPlace(hidden, n); break;
-    case Activation::kGelu: kernels::GeluInPlace(hidden, n); break;
+  if (dims.activation != Activation::kRelu) {  // relu is fused into fc1's output clamp
+    kernels::ApplyActivation(dims.activation, hidden, n);
   }
   HW_RETURN_IF_ERROR(fc2.Run(rows, hidden, tmp, net.threads()));
   kernels::AddLayerNorm(x, tmp, d, norm.gamma.f32(), norm.beta.f32(), rows, d, dims.layer_norm_eps);

@@ -17,9 +17,14 @@ inline float AttentionScale(uint32_t head_dim) {
   return static_cast<float>(std::pow(static_cast<double>(head_dim), -0.5));
 }
 
-// kernels::EmbedTokens over a table of any weight type (F32, F16, I8 with row scales).
+// kernels::EmbedTokens over a table of any weight type: the kernel of its dtype (F32, F16,
+// I8 with row scales), EmbedTokensWidened for a dtype without one.
 void EmbedTokens(const WeightView& table, const int32_t* ids, size_t rows, size_t dim,
                  float scale, const float* positions, size_t position_stride, float* out);
+
+// The same through WeightView::WidenRow: out[r] = widened row ids[r] * scale + position.
+void EmbedTokensWidened(const WeightView& table, const int32_t* ids, size_t rows, size_t dim,
+                        float scale, const float* positions, size_t position_stride, float* out);
 
 // x = LN(x + fc2(act(fc1(x)))) over `rows` rows; `hidden` holds [rows, ffn], `tmp` [rows, d].
 Status RunFeedForward(const Network& net, const FullyConnected& fc1,

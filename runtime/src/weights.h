@@ -6,13 +6,18 @@
 //
 // Weight matrices come as F32, F16 or I8 (per-row scales, pointing into the file's
 // flatbuffer); vectors (biases, LayerNorm) are always F32 (model_verify.cc checks both).
-// Operators switch on `dtype` when they are created (fc/fully_connected.cc, kernels/embedding.h).
+// Operators pick a kernel by `dtype` when they are created (fc/fully_connected.cc,
+// layer_common.cc's EmbedTokens); WidenRow is the one per-dtype decoding that every other
+// path (the XNNPACK f32 operator, embeddings without their own kernel) goes through, so a new
+// dtype needs its accessor and its case there.
 #ifndef HEADWISE_RUNTIME_WEIGHTS_H_
 #define HEADWISE_RUNTIME_WEIGHTS_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
+#include "common/half.h"
 #include "format/model_types.h"  // DType
 
 namespace headwise {
@@ -32,6 +37,22 @@ struct WeightView {
   const float* f32() const { return static_cast<const float*>(data); }
   const uint16_t* f16() const { return static_cast<const uint16_t*>(data); }
   const int8_t* i8() const { return static_cast<const int8_t*>(data); }
+
+  // The F32 values of row r (cols floats): F16 widened exactly, I8 times its row scale.
+  void WidenRow(size_t r, float* out) const {
+    const size_t at = r * cols;
+    switch (dtype) {
+      case DType::kF32:
+        std::memcpy(out, f32() + at, cols * sizeof(float));
+        return;
+      case DType::kF16:
+        for (size_t c = 0; c < cols; ++c) out[c] = F16ToFloat(f16()[at + c]);
+        return;
+      case DType::kI8:
+        for (size_t c = 0; c < cols; ++c) out[c] = static_cast<float>(i8()[at + c]) * scale[r];
+        return;
+    }
+  }
 };
 
 // One attention block with its kept heads. With num_heads == 0 only out_b is set: the block's

@@ -88,7 +88,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "vocab_size: expected an integer"},
         BadConfig{"UnknownActivation",
                   [](nlohmann::json& j) { j["activation_function"] = "gelu_new"; },
-                  "unsupported activation 'gelu_new'; expected swish, silu, relu or gelu"},
+                  "unsupported activation 'gelu_new'; expected relu, swish, gelu or silu (swish)"},
         BadConfig{"MissingActivation", [](nlohmann::json& j) { j.erase("activation_function"); },
                   "missing key 'activation_function'"},
         BadConfig{"NormalizeBefore", [](nlohmann::json& j) { j["normalize_before"] = true; },

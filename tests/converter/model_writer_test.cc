@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <random>
 #include <string>
 
 #include "common/checksum.h"
 #include "format/file_layout.h"
+#include "format/schema_map.h"
 #include "common/mapped_file.h"
 #include "headwise_generated.h"
 #include "tests/converter/flatbuffer_access.h"
@@ -341,6 +343,45 @@ TEST(ModelWriter, RefusesAnExistingOutputUnlessOverwriteIsSet) {
   ASSERT_TRUE(WriteModelFile(other, path, overwrite).ok());
   EXPECT_NE(*ReadFileToString(path), before);
   EXPECT_EQ(testing::ListDir(dir.path()), std::vector<std::string>{"model.hwm"});
+}
+
+// schema_map.cc maps DType and Activation to the schema's enums by name: every value of either
+// enum has its counterpart under the same name, the round trip is the identity, and a value
+// outside the schema's enum is an error.
+TEST(SchemaMap, DTypeAndActivationMapByName) {
+  for (sc::Activation s : sc::EnumValuesActivation()) {
+    Result<Activation> a = FromSchema(s);
+    ASSERT_TRUE(a.ok()) << sc::EnumNameActivation(s) << ": " << a.status().message();
+    EXPECT_EQ(ToSchema(*a), s);
+  }
+  for (sc::DType s : sc::EnumValuesDType()) {
+    Result<DType> t = FromSchema(s);
+    ASSERT_TRUE(t.ok()) << sc::EnumNameDType(s) << ": " << t.status().message();
+    EXPECT_EQ(ToSchema(*t), s);
+    EXPECT_STREQ(DTypeName(*t), sc::EnumNameDType(s));
+  }
+  size_t activations = 0, dtypes = 0;
+  for (int i = 0; i < 256; ++i) {
+    const auto a = static_cast<Activation>(i);
+    if (std::string(ActivationName(a)) != "unknown") {
+      ++activations;
+      Result<Activation> back = FromSchema(ToSchema(a));
+      ASSERT_TRUE(back.ok()) << ActivationName(a);
+      EXPECT_EQ(*back, a) << ActivationName(a);
+    }
+    const auto t = static_cast<DType>(i);
+    if (std::string(DTypeName(t)) != "unknown") {
+      ++dtypes;
+      Result<DType> back = FromSchema(ToSchema(t));
+      ASSERT_TRUE(back.ok()) << DTypeName(t);
+      EXPECT_EQ(*back, t) << DTypeName(t);
+    }
+  }
+  EXPECT_EQ(activations, std::size(sc::EnumValuesActivation()));
+  EXPECT_EQ(dtypes, std::size(sc::EnumValuesDType()));
+  EXPECT_EQ(ActivationNames(), "relu, swish, gelu");
+  EXPECT_FALSE(FromSchema(static_cast<sc::Activation>(200)).ok());
+  EXPECT_FALSE(FromSchema(static_cast<sc::DType>(200)).ok());
 }
 
 }  // namespace

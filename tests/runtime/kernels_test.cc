@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/activation.h"
@@ -128,6 +129,15 @@ TEST_P(KernelSizes, ActivationsMatchReference) {
     EXPECT_EQ(relu[i], v > 0 ? x0[i] : 0.0f);
     EXPECT_NEAR(swish[i], v / (1 + std::exp(-v)), 1e-6 * (1 + std::fabs(v)));
     EXPECT_NEAR(gelu[i], 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))), 1e-6 * (1 + std::fabs(v)));
+  }
+  // The model's activation reaches its kernel (layer_common.cc dispatches through it).
+  for (const auto& [a, want] : {std::pair<Activation, const std::vector<float>*>{
+                                    Activation::kRelu, &relu},
+                                {Activation::kSwish, &swish},
+                                {Activation::kGelu, &gelu}}) {
+    std::vector<float> y = x0;
+    kernels::ApplyActivation(a, y.data(), n);
+    EXPECT_EQ(y, *want) << ActivationName(a);
   }
 }
 

@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
+#include "common/half.h"
 #include "encoder.h"
+#include "layer_common.h"
 #include "tests/runtime/reference_model.h"
 #include "tests/runtime/test_model.h"
 #include "translator_impl.h"
@@ -67,6 +71,48 @@ TEST(EncoderLayerTest, PackedBatchOfUnequalSentencesMatchesEachAlone) {
   o.kept = {{0, 1, 2, 3}, {2}, {}};
   CheckEncoder(o, {testing::RandomSource(o, 7, 4), testing::RandomSource(o, 1, 5),
                    testing::RandomSource(o, 16, 6), testing::RandomSource(o, 3, 7)});
+}
+
+// Embeddings of a dtype without its own kernel go through WeightView::WidenRow
+// (EmbedTokensWidened); on the dtypes that have kernels both give the same floats.
+TEST(EmbedTokens, WidenedRowsMatchEachDTypesKernel) {
+  const size_t vocab = 5, dim = 7;
+  std::vector<float> f32(vocab * dim), scales(vocab), positions(3 * dim);
+  std::vector<uint16_t> f16(vocab * dim);
+  std::vector<int8_t> i8(vocab * dim);
+  for (size_t i = 0; i < f32.size(); ++i) {
+    f32[i] = std::sin(0.37f * static_cast<float>(i)) * 3.0f;
+    f16[i] = FloatToF16(f32[i]);
+    i8[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+  }
+  for (size_t r = 0; r < vocab; ++r) scales[r] = 0.01f * static_cast<float>(r + 1);
+  for (size_t i = 0; i < positions.size(); ++i) positions[i] = std::cos(0.11f * i);
+  const std::vector<int32_t> ids = {4, 0, 2};
+  auto view = [&](DType dtype, const void* data) {
+    WeightView w;
+    w.data = data;
+    w.dtype = dtype;
+    w.rows = vocab;
+    w.cols = dim;
+    w.scale = dtype == DType::kI8 ? scales.data() : nullptr;
+    return w;
+  };
+  for (const WeightView& w : {view(DType::kF32, f32.data()), view(DType::kF16, f16.data()),
+                              view(DType::kI8, i8.data())}) {
+    for (size_t stride : {dim, size_t{0}}) {
+      std::vector<float> kernel(ids.size() * dim), widened(ids.size() * dim, -1.0f);
+      EmbedTokens(w, ids.data(), ids.size(), dim, 2.5f, positions.data(), stride, kernel.data());
+      EmbedTokensWidened(w, ids.data(), ids.size(), dim, 2.5f, positions.data(), stride,
+                         widened.data());
+      EXPECT_EQ(widened, kernel) << DTypeName(w.dtype) << " stride " << stride;
+    }
+  }
+  // What WidenRow decodes: I8 as q * row scale, F16 exactly.
+  float row[dim];
+  view(DType::kI8, i8.data()).WidenRow(3, row);
+  EXPECT_EQ(row[1], static_cast<float>(i8[3 * dim + 1]) * scales[3]);
+  view(DType::kF16, f16.data()).WidenRow(1, row);
+  EXPECT_EQ(row[2], F16ToFloat(f16[dim + 2]));
 }
 
 }  // namespace

@@ -8,13 +8,15 @@ import os
 import pytest
 import torch
 
-from headwise_trainer import analyze_cli, cli, run_state
-from headwise_trainer.checkpoint import export_checkpoint, read_vocab
-from headwise_trainer.config import MarianConfig
-from headwise_trainer.data import sha256_file
-from headwise_trainer.gates import attach_gates, gates
-from headwise_trainer.model import MarianMTModel
-from headwise_trainer.spm_vocab import Vocab
+from headwise_trainer.analysis import cli as analysis_cli
+from headwise_trainer import cli
+from headwise_trainer.model import run_state
+from headwise_trainer.model.checkpoint import export_checkpoint, read_vocab
+from headwise_trainer.model.config import MarianConfig
+from headwise_trainer.data.corpus import sha256_file
+from headwise_trainer.model.gates import attach_gates, gates
+from headwise_trainer.model.marian import MarianMTModel
+from headwise_trainer.data.spm_vocab import Vocab
 
 from conftest import THREADS
 from test_analysis_stats import SAMPLE
@@ -62,7 +64,7 @@ def setup(tmp_path_factory):
 
 def analyze(*argv):
     parser = argparse.ArgumentParser()
-    analyze_cli.register(parser.add_subparsers())
+    analysis_cli.add_analyze(parser.add_subparsers())
     args = parser.parse_args(["analyze", "--threads", str(THREADS), *map(str, argv)])
     return args.func(args, log=lambda *_: None)
 
@@ -170,7 +172,7 @@ def test_opus_mt_layout_with_pytorch_weights(setup, tmp_path):
     d.mkdir()
     for name in ("config.json", "source.spm", "target.spm", "vocab.json"):
         (d / name).write_bytes((setup / "ungated" / name).read_bytes())
-    from headwise_trainer.checkpoint import load_checkpoint
+    from headwise_trainer.model.checkpoint import load_checkpoint
     torch.save(load_checkpoint(setup / "ungated").state_dict(), d / "pytorch_model.bin")
     doc = analyze("--model", d, "--data", setup / "data", "--out", tmp_path / "o",
                   "--sentences", 2, "--no-plots")

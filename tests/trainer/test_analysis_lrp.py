@@ -10,7 +10,7 @@ import pytest
 
 from conftest import SOURCES, random_model, small_config
 from headwise_trainer.analysis import forward, lrp, rules, stabiliser
-from headwise_trainer.gates import attach_gates, gates
+from headwise_trainer.model.gates import attach_gates, gates
 
 
 TARGETS = [[3, 4, 0], [7, 0], [9, 9, 9, 9, 0], [2, 0]]

@@ -187,3 +187,33 @@ def test_spearman_and_top_overlap_of_two_rankings():
     assert got["decoder_cross"]["spearman"] is None and "decoder_self" not in got
     with pytest.raises(ValueError, match="no 'michel'"):
         compare.compare(a, "michel", b, "relevance")
+
+
+def test_a_head_forced_onto_the_first_source_token_has_sink_share_one():
+    # Encoder layer 0 sees token embeddings * scale + sinusoidal positions; with the embeddings'
+    # cosine half zeroed, that half is the position's cosines alone, which sum to the most at
+    # position 0. Head 0's query is a constant and its keys read that sum times 50, so its
+    # attention lands on the first token (the next position's score is lower by > 100). The
+    # other heads keep their random weights.
+    from headwise_trainer.analysis import pipeline, report
+    config = small_config()
+    model = random_model(config)
+    d, dh = config.d_model, config.d_model // config.encoder_attention_heads
+    attn = model.model.encoder.layers[0].self_attn
+    with torch.no_grad():
+        model.model.shared.weight[:, d // 2:] = 0.0
+        attn.q_proj.weight[:dh] = 0.0
+        attn.q_proj.bias[:dh] = 1.0
+        attn.k_proj.weight[:dh] = 0.0
+        attn.k_proj.weight[:dh, d // 2:] = 50.0
+        attn.k_proj.bias[:dh] = 0.0
+    res = pipeline.analyse(model, SOURCES, [[5, 0], [6, 7, 0], [8, 0], [9, 0]],
+                           pipeline.Options(batch_size=3), log=lambda *_: None)
+    sink = res.blocks["model.encoder.layers.0.self_attn"].sink()
+    assert sink["share"][0] == pytest.approx(1.0, abs=1e-6)
+    assert sink["first"][0] == pytest.approx(1.0, abs=1e-6)
+    assert max(sink["share"][1:]) < 0.9
+    doc = report.build(model, res, "attnlrp", {}, {}, report.default_thresholds(500, 10))
+    heads = next(b for b in doc["blocks"] if b["kind"] == "encoder_self" and b["layer"] == 0)
+    assert heads["heads"][0]["sink"] == pytest.approx(1.0, abs=1e-6)
+    assert heads["heads"][1]["sink"] == pytest.approx(sink["share"][1], abs=1e-6)

@@ -6,8 +6,8 @@ import torch
 from conftest import SOURCES, random_model, small_config
 from headwise_trainer import (CheckpointError, attach_gates, export_checkpoint, greedy,
                               head_layout, load_checkpoint, strip_heads)
-from headwise_trainer import safetensors_io as st
-from headwise_trainer.gates import gates
+from headwise_trainer.model import safetensors_io as st
+from headwise_trainer.model.gates import gates
 
 VOCAB = ["</s>", "<unk>"] + [f"p{i}" for i in range(57)] + ["<pad>"]
 
@@ -120,7 +120,7 @@ def test_accepts_hugging_face_duplicates(tmp_path):
     model = gated()
     export_checkpoint(model, tmp_path / "c")
     shared = model.state_dict()["model.shared.weight"]
-    from headwise_trainer.model import sinusoidal_positions
+    from headwise_trainer.model.marian import sinusoidal_positions
     rewrite(tmp_path / "c", lambda t: t.update({
         "model.encoder.embed_tokens.weight": shared.clone(), "lm_head.weight": shared.clone(),
         "model.decoder.embed_positions.weight": sinusoidal_positions(64, 32)}))

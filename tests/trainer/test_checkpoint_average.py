@@ -6,10 +6,11 @@ import os
 import pytest
 import torch
 
-from headwise_trainer import cli, run_state
-from headwise_trainer.average import AverageError, average_states
-from headwise_trainer.checkpoint import load_checkpoint
-from headwise_trainer.train import TrainError, run_training
+from headwise_trainer import cli
+from headwise_trainer.model import run_state
+from headwise_trainer.model.average import AverageError, average_states
+from headwise_trainer.model.checkpoint import load_checkpoint
+from headwise_trainer.training.train import TrainError, run_training
 from test_train import corpus, train_args  # noqa: F401  (corpus is a fixture)
 
 

@@ -11,8 +11,9 @@ TRAINER = os.path.join(os.path.dirname(__file__), "..", "..", "trainer")
 sys.path.insert(0, TRAINER)
 
 from deb_fixtures import HEADER, make_mo  # noqa: E402
-from headwise_trainer import cli, data  # noqa: E402
-from headwise_trainer.mo_reader import MoFormatError, parse_mo  # noqa: E402
+from headwise_trainer import cli  # noqa: E402
+from headwise_trainer.data import corpus as data  # noqa: E402
+from headwise_trainer.data.mo_reader import MoFormatError, parse_mo  # noqa: E402
 
 
 ENTRIES = [
@@ -160,7 +161,7 @@ def test_spm_vocab_deterministic_and_opus_ids(tmp_path):
     assert vocab["</s>"] == 0 and vocab["<unk>"] == 1
     assert vocab["<pad>"] == len(vocab) - 1 == 119
     assert sorted(vocab.values()) == list(range(len(vocab)))
-    from headwise_trainer.spm_vocab import Vocab
+    from headwise_trainer.data.spm_vocab import Vocab
     v = Vocab.load(str(tmp_path / "v1"))
     ids = v.encode_source("open file 12")
     assert ids[-1] == 0 and 1 not in ids
@@ -172,6 +173,6 @@ def test_spm_vocab_deterministic_and_opus_ids(tmp_path):
     assert v3.pad_id == len(v3) - 1 and 1 not in v3.encode_target("Datei öffnen")
     assert 1 not in v3.encode_source("open file")
     # A vocabulary the text cannot fill: SentencePiece's error, as ours, names the problem.
-    from headwise_trainer.spm_vocab import VocabError, train_vocab
+    from headwise_trainer.data.spm_vocab import VocabError, train_vocab
     with pytest.raises(VocabError, match="Vocabulary size too high"):
         train_vocab(str(tmp_path / "c"), str(tmp_path / "v4"), vocab_size=5000, log=lambda m: 0)

@@ -17,9 +17,10 @@ TRAINER = os.path.join(os.path.dirname(__file__), "..", "..", "trainer")
 sys.path.insert(0, TRAINER)
 
 from deb_fixtures import HEADER, make_deb, make_mo, store_ddtp, write_lock  # noqa: E402
-from headwise_trainer import cli, deb_cache, debian_archive as da, ui_text  # noqa: E402
-from headwise_trainer.catalog_pairs import package_pairs  # noqa: E402
-from headwise_trainer.pair_filters import FilterConfig  # noqa: E402
+from headwise_trainer import cli  # noqa: E402
+from headwise_trainer.data import deb_cache, debian_archive as da, ui_text  # noqa: E402
+from headwise_trainer.data.catalog_pairs import package_pairs  # noqa: E402
+from headwise_trainer.data.pair_filters import FilterConfig  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("dpkg-deb") is None, reason="needs dpkg-deb")
 

@@ -4,8 +4,8 @@ import torch
 
 from conftest import SOURCES, random_model, small_config
 from headwise_trainer import attach_gates, beam_search, forced_logits, greedy
-from headwise_trainer.decode import step_log_probs
-from headwise_trainer.gates import gates
+from headwise_trainer.model.decode import step_log_probs
+from headwise_trainer.model.gates import gates
 from scripted import ScriptedModel, log_probs, random_table, reference_beam
 
 V, EOS, PAD = 8, 0, 7

@@ -6,8 +6,8 @@ import torch
 from conftest import SOURCES, random_model, small_config
 from headwise_trainer import (attach_gates, expected_l0, gate_values, greedy, head_layout,
                               head_masks, mask_from_layout, set_head_masks, strip_heads)
-from headwise_trainer.decode import pad_batch
-from headwise_trainer.gates import HeadGate, gates, layout_summary
+from headwise_trainer.model.decode import pad_batch
+from headwise_trainer.model.gates import HeadGate, gates, layout_summary
 
 # Kept heads per block: encoder 4 heads, decoder 2 heads; zero-head blocks included.
 LAYOUT_SIGNS = {
@@ -177,7 +177,7 @@ def test_continuous_rule_values_layout_and_removal_threshold():
 
 
 def test_continuous_gated_model_equals_stripped_model_with_folded_gates():
-    from headwise_trainer.gates import gate_masks, set_rule
+    from headwise_trainer.model.gates import gate_masks, set_rule
     model = gated_model(seed=5)
     set_rule(model, "continuous")
     assert model.config.gate_rule == "continuous"
@@ -200,7 +200,7 @@ def test_continuous_gated_model_equals_stripped_model_with_folded_gates():
 
 
 def test_unsettled_heads_within_the_margin():
-    from headwise_trainer.gates import fixed_gates, unsettled
+    from headwise_trainer.model.gates import fixed_gates, unsettled
     model = random_model(small_config(), 0)
     attach_gates(model, encoder_self=True, decoder_self=False, decoder_cross=False)
     with torch.no_grad():
@@ -216,7 +216,7 @@ def test_unsettled_heads_within_the_margin():
 
 
 def test_gate_rule_in_config_json_only_when_continuous(tmp_path):
-    from headwise_trainer.config import MarianConfig
+    from headwise_trainer.model.config import MarianConfig
     hard = small_config()
     assert "headwise_gate_rule" not in hard.to_dict() and "gate_rule" not in hard.to_dict()
     cont = MarianConfig.from_dict(dict(hard.to_dict(), headwise_gate_rule="continuous"))
@@ -225,8 +225,8 @@ def test_gate_rule_in_config_json_only_when_continuous(tmp_path):
     with pytest.raises(ValueError, match="headwise_gate_rule.*expected one of hard, continuous"):
         MarianConfig.from_dict(dict(hard.to_dict(), headwise_gate_rule="soft"))
     # A saved continuous checkpoint loads with the rule on its gates.
-    from headwise_trainer.checkpoint import export_checkpoint, load_checkpoint
-    from headwise_trainer.gates import set_rule
+    from headwise_trainer.model.checkpoint import export_checkpoint, load_checkpoint
+    from headwise_trainer.model.gates import set_rule
     model = gated_model(seed=6)
     set_rule(model, "continuous")
     export_checkpoint(model, tmp_path / "c")

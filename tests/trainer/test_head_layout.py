@@ -10,11 +10,11 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from headwise_trainer import gates, run_state  # noqa: E402
-from headwise_trainer.config import MarianConfig  # noqa: E402
-from headwise_trainer.import_model import load_start_model  # noqa: E402
-from headwise_trainer.model import MarianMTModel  # noqa: E402
-from headwise_trainer.train import TrainError, run_training  # noqa: E402
+from headwise_trainer.model import gates, run_state  # noqa: E402
+from headwise_trainer.model.config import MarianConfig  # noqa: E402
+from headwise_trainer.model.import_model import load_start_model  # noqa: E402
+from headwise_trainer.model.marian import MarianMTModel  # noqa: E402
+from headwise_trainer.training.train import TrainError, run_training  # noqa: E402
 from conftest import THREADS  # noqa: E402
 from test_train import corpus, ckpt_state, train_args  # noqa: E402,F401
 
@@ -90,8 +90,8 @@ def test_evaluate_and_export_read_a_layout_run(corpus, tmp_path):
     """`evaluate` and `export` load a --head-layout run with its gates (they used to refuse the
     gate tensors), so the exported checkpoint carries the layout for the converter."""
     from headwise_trainer import cli
-    from headwise_trainer.checkpoint import load_checkpoint
-    from headwise_trainer.evaluate import run_evaluate, run_export
+    from headwise_trainer.model.checkpoint import load_checkpoint
+    from headwise_trainer.evaluation.evaluate import run_evaluate, run_export
     run_training(train_args(corpus, tmp_path / "r", *STEPS, "--head-layout", SPEC),
                  log=lambda *_: None)
     args = cli.build_parser().parse_args(

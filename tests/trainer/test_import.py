@@ -11,10 +11,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "trainer"))
 
 from conftest import random_model, small_config  # noqa: E402
-from headwise_trainer import run_state, safetensors_io  # noqa: E402
-from headwise_trainer.checkpoint import CheckpointError, export_checkpoint  # noqa: E402
-from headwise_trainer.gates import attach_gates, gates, head_layout  # noqa: E402
-from headwise_trainer.import_model import load_start_model  # noqa: E402
+from headwise_trainer.model import run_state, safetensors_io  # noqa: E402
+from headwise_trainer.model.checkpoint import CheckpointError, export_checkpoint  # noqa: E402
+from headwise_trainer.model.gates import attach_gates, gates, head_layout  # noqa: E402
+from headwise_trainer.model.import_model import load_start_model  # noqa: E402
 
 
 IDS = torch.tensor([[5, 6, 7, 8, 0], [9, 10, 0, 59, 59]])

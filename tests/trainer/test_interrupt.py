@@ -10,8 +10,8 @@ import time
 
 import torch
 
-from headwise_trainer import run_state
-from headwise_trainer.train import run_training
+from headwise_trainer.model import run_state
+from headwise_trainer.training.train import run_training
 from test_train import TINY_MODEL, corpus, train_args  # noqa: F401  (corpus is a fixture)
 
 ENTRY = os.path.join(os.path.dirname(__file__), "..", "..", "trainer", "headwise-train")

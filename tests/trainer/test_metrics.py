@@ -9,8 +9,8 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "trainer"))
 
-from headwise_trainer.metrics import (bleu_from_stats, corpus_bleu, corpus_bleu_multi,  # noqa: E402
-                                      corpus_chrf, tokenize_13a)
+from headwise_trainer.evaluation.metrics import (  # noqa: E402
+    bleu_from_stats, corpus_bleu, corpus_bleu_multi, corpus_chrf, tokenize_13a)
 
 
 # ---------------------------------------------------------------- 13a tokenisation
@@ -154,7 +154,7 @@ def test_chrf_default_hand_computed():
 
 
 def test_length_bucket_edges():
-    from headwise_trainer.metrics import length_bucket
+    from headwise_trainer.data.corpus import length_bucket
     assert length_bucket("Open") == "1-5"
     assert length_bucket("one two three four five") == "1-5"
     assert length_bucket("one two three four five six") == "6-15"
@@ -165,7 +165,7 @@ def test_length_bucket_edges():
 
 
 def test_scores_by_length_scores_each_bucket_alone():
-    from headwise_trainer.metrics import corpus_bleu, scores_by_length
+    from headwise_trainer.evaluation.metrics import corpus_bleu, scores_by_length
     long_src = " ".join(["word"] * 8)
     sources = ["Open the file", long_src, "Close it", long_src]
     refs = ["Datei öffnen", "a b c d e f g h", "Schließen", "i j k l m n o p"]
@@ -180,7 +180,7 @@ def test_scores_by_length_scores_each_bucket_alone():
 
 
 def test_segment_stats_sum_to_the_corpus_bleu():
-    from headwise_trainer.metrics import bleu_of_stats, bleu_segment_stats
+    from headwise_trainer.evaluation.metrics import bleu_of_stats, bleu_segment_stats
     hyps = ["The cat sat on the mat.", "A dog, barking loudly", "x"]
     refs = ["The cat sat on a mat.", "The dog was barking loudly.", "x y"]
     stats = bleu_segment_stats(hyps, refs)
@@ -192,7 +192,7 @@ def test_segment_stats_sum_to_the_corpus_bleu():
 def test_paired_bootstrap_against_a_hand_computation():
     """Three segments, three given resamples; every BLEU computed here by hand from the
     n-gram counts (sacreBLEU's formula: exp smoothing halves the missing counts)."""
-    from headwise_trainer.metrics import bleu_segment_stats, paired_bootstrap
+    from headwise_trainer.evaluation.metrics import bleu_segment_stats, paired_bootstrap
     refs = ["a b c d", "a c", "x y z w"]
     system = ["a b c d", "a b", "x y z w"]
     control = ["a b c e", "a c", "x y z"]
@@ -232,10 +232,10 @@ def test_paired_bootstrap_against_a_hand_computation():
 
 def test_bootstrap_indices_are_sacrebleus_draw():
     import numpy as np
-    from headwise_trainer.metrics import bootstrap_indices
+    from headwise_trainer.evaluation.metrics import bootstrap_indices
     idx = bootstrap_indices(7, 5)
     want = np.random.default_rng(12345).choice(7, size=(5, 7), replace=True)
     assert idx.shape == (5, 7) and (idx == want).all()
     with pytest.raises(ValueError, match="same non-zero number of segments"):
-        from headwise_trainer.metrics import paired_bootstrap
+        from headwise_trainer.evaluation.metrics import paired_bootstrap
         paired_bootstrap([[1] * 10], [[1] * 10, [1] * 10])

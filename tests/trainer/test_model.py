@@ -6,8 +6,8 @@ import torch
 
 from conftest import SOURCES, random_model, small_config
 from headwise_trainer import MarianMTModel, attach_gates
-from headwise_trainer.decode import pad_batch
-from headwise_trainer.model import activation, sinusoidal_positions
+from headwise_trainer.model.decode import pad_batch
+from headwise_trainer.model.marian import activation, sinusoidal_positions
 
 
 def layer_keys(prefix, blocks):

@@ -11,23 +11,25 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "trainer"))
 
-from headwise_trainer import cli, run_state, safetensors_io  # noqa: E402
-from headwise_trainer.checkpoint import export_checkpoint, load_checkpoint, read_vocab  # noqa: E402
-from headwise_trainer.config import MarianConfig  # noqa: E402
-from headwise_trainer.batching import encode_split  # noqa: E402
-from headwise_trainer.evaluate import translate_ids  # noqa: E402
-from headwise_trainer.gates import attach_gates, gates, head_layout, strip_heads  # noqa: E402
-from headwise_trainer.keep_heads import KeepHeadsError, apply_spec, parse_spec  # noqa: E402
-from headwise_trainer.model import MarianMTModel  # noqa: E402
-from headwise_trainer.prune import PruneError, penalty, run_prune  # noqa: E402
-from headwise_trainer.prune_eval import pruning_run_facts, run_prune_eval  # noqa: E402
+from headwise_trainer import cli  # noqa: E402
+from headwise_trainer.model import run_state, safetensors_io  # noqa: E402
+from headwise_trainer.model.checkpoint import (export_checkpoint, load_checkpoint,  # noqa: E402
+                                              read_vocab)
+from headwise_trainer.model.config import MarianConfig  # noqa: E402
+from headwise_trainer.data.batching import encode_split  # noqa: E402
+from headwise_trainer.evaluation.evaluate import translate_ids  # noqa: E402
+from headwise_trainer.model.gates import attach_gates, gates, head_layout, strip_heads  # noqa: E402
+from headwise_trainer.model.keep_heads import KeepHeadsError, apply_spec, parse_spec  # noqa: E402
+from headwise_trainer.model.marian import MarianMTModel  # noqa: E402
+from headwise_trainer.pruning.prune import PruneError, penalty, run_prune  # noqa: E402
+from headwise_trainer.pruning.prune_eval import pruning_run_facts, run_prune_eval  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 from conftest import THREADS  # noqa: E402
 from word_corpus import build_word_corpus  # noqa: E402
-from headwise_trainer.prune_log import read_log  # noqa: E402
-from headwise_trainer.spm_vocab import Vocab  # noqa: E402
-from headwise_trainer.train import smoothed_loss  # noqa: E402
+from headwise_trainer.pruning.prune_log import read_log  # noqa: E402
+from headwise_trainer.data.spm_vocab import Vocab  # noqa: E402
+from headwise_trainer.training.losses import smoothed_loss  # noqa: E402
 
 
 EN = ["file", "open", "close", "save", "print", "error", "user", "group", "name", "size"]
@@ -122,7 +124,7 @@ def test_large_lambda_closes_heads_lambda_zero_keeps_them(corpus, tmp_path):
 
 
 def load_last(run_dir):
-    from headwise_trainer.import_model import load_start_model
+    from headwise_trainer.model.import_model import load_start_model
     return load_start_model(str(run_dir)).model
 
 
@@ -298,7 +300,7 @@ def test_prune_eval_variants(corpus, tmp_path):
 
 
 def test_gate_settings_are_recorded_and_the_continuous_rule_is_exported(corpus, tmp_path):
-    from headwise_trainer.prune import gate_lr
+    from headwise_trainer.pruning.prune import gate_lr
     args = prune_args(corpus, tmp_path / "run", "--steps", "10", "--lambda", "0.5",
                       "--init-log-alpha", "0.5", "--gate-lr", "0.2", "--gate-lr-schedule",
                       "linear", "--gate-rule", "continuous", "--settle-margin", "0.75",

@@ -4,8 +4,8 @@ import struct
 import pytest
 import torch
 
-from headwise_trainer import safetensors_io as st
-from headwise_trainer.safetensors_io import SafetensorsError
+from headwise_trainer.model import safetensors_io as st
+from headwise_trainer.model.safetensors_io import SafetensorsError
 
 
 def sample_tensors():

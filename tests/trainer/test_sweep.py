@@ -11,14 +11,15 @@ import torch
 sys.path.insert(0, os.path.dirname(__file__))
 
 from headwise_trainer import cli  # noqa: E402
-from headwise_trainer.gates import head_layout  # noqa: E402
-from headwise_trainer.import_model import load_start_model  # noqa: E402
-from headwise_trainer.keep_heads import apply_spec, parse_spec  # noqa: E402
-from headwise_trainer.sweep import SweepError, plan, read_analysis, spec_of_layout  # noqa: E402
-from headwise_trainer.sweep_layout import layout_spec, top_k_layout  # noqa: E402
-from headwise_trainer.sweep_claims import verdict_rows  # noqa: E402
-from headwise_trainer.sweep_points import Comparisons, control_of  # noqa: E402
-from headwise_trainer.train import run_training  # noqa: E402
+from headwise_trainer.model.gates import head_layout  # noqa: E402
+from headwise_trainer.model.import_model import load_start_model  # noqa: E402
+from headwise_trainer.model.keep_heads import apply_spec, parse_spec  # noqa: E402
+from headwise_trainer.sweep.runs import (SweepError, plan, read_analysis,  # noqa: E402
+                                         spec_of_layout)
+from headwise_trainer.sweep.layout import layout_spec, top_k_layout  # noqa: E402
+from headwise_trainer.sweep.claims import verdict_rows  # noqa: E402
+from headwise_trainer.sweep.points import Comparisons, control_of  # noqa: E402
+from headwise_trainer.training.train import run_training  # noqa: E402
 from test_train import corpus, train_args  # noqa: E402,F401
 
 from conftest import THREADS, random_model, small_config  # noqa: E402

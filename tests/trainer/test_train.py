@@ -10,9 +10,11 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "trainer"))
 
-from headwise_trainer import cli, run_state  # noqa: E402
-from headwise_trainer.batching import TokenBatcher  # noqa: E402
-from headwise_trainer.train import TrainError, inverse_sqrt_lr, run_training  # noqa: E402
+from headwise_trainer import cli  # noqa: E402
+from headwise_trainer.model import run_state  # noqa: E402
+from headwise_trainer.data.batching import TokenBatcher  # noqa: E402
+from headwise_trainer.training.train import TrainError, run_training  # noqa: E402
+from headwise_trainer.training.lr_schedule import inverse_sqrt_lr  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 from conftest import THREADS  # noqa: E402
@@ -126,7 +128,7 @@ def test_corrupt_resume_file_is_a_clear_error(corpus, tmp_path):
     st["config"]["d_model"] = 64
     torch.save(st, tmp_path / "mismatch.pt")
     with pytest.raises(run_state.ResumeError, match="saved tensors disagree with the saved config"):
-        from headwise_trainer.evaluate import load_model
+        from headwise_trainer.evaluation.evaluate import load_model
         load_model(str(tmp_path / "mismatch.pt"))
     # Checkpoints present but no --resume: refuse rather than overwrite.
     with pytest.raises(TrainError, match="already holds checkpoints"):
@@ -140,7 +142,7 @@ def test_export_then_evaluate(corpus, tmp_path, capsys):
                      str(tmp_path / "ckpt")]) == 0
     assert sorted(os.listdir(tmp_path / "ckpt")) == ["config.json", "model.safetensors",
                                                      "source.spm", "target.spm", "vocab.json"]
-    from headwise_trainer.checkpoint import load_checkpoint
+    from headwise_trainer.model.checkpoint import load_checkpoint
     loaded = load_checkpoint(tmp_path / "ckpt").state_dict()
     trained = ckpt_state(tmp_path / "r")["model"]
     for name, t in loaded.items():

@@ -7,9 +7,11 @@ import os
 import pytest
 import torch
 
-from headwise_trainer import dev_eval, run_state
-from headwise_trainer.lr_schedule import learning_rate
-from headwise_trainer.train import TrainError, cpu_has_bf16, resolve_precision, run_training
+from headwise_trainer.training import dev_eval
+from headwise_trainer.model import run_state
+from headwise_trainer.training.lr_schedule import learning_rate
+from headwise_trainer.training.train import (TrainError, cpu_has_bf16, resolve_precision,
+                                             run_training)
 from test_train import ckpt_state, corpus, train_args  # noqa: F401  (corpus is a fixture)
 
 
@@ -64,9 +66,9 @@ def test_update_freq_gradient_is_that_of_one_merged_batch():
     # Two batches accumulated (--update-freq 2) give the gradient of one batch holding their
     # sentences: the per-token mean over both, not the mean of two per-batch means.
     from conftest import small_config
-    from headwise_trainer.batching import collate
-    from headwise_trainer.model import MarianMTModel
-    from headwise_trainer.train import accumulate_gradients
+    from headwise_trainer.data.batching import collate
+    from headwise_trainer.model.marian import MarianMTModel
+    from headwise_trainer.training.loop import accumulate_gradients
     torch.manual_seed(0)
     model = MarianMTModel(small_config())
     model.train()
@@ -143,8 +145,8 @@ def test_resume_is_exact_with_every_option(corpus, tmp_path):  # noqa: F811
     assert all(os.path.isfile(os.path.join(p, "index.json")) for _, p in ckpts)
     assert os.path.isdir(run / "best.pt")
     # A sharded checkpoint is evaluated, exported and imported like a file.
-    from headwise_trainer.evaluate import load_model
-    from headwise_trainer.import_model import load_start_model
+    from headwise_trainer.evaluation.evaluate import load_model
+    from headwise_trainer.model.import_model import load_start_model
     for p in (str(run / "best.pt"), ckpts[-1][1]):
         assert load_model(p)[2].startswith(p)
         assert load_start_model(p).state["step"] == run_state.load_checkpoint_file(p)["step"]
@@ -207,7 +209,7 @@ def test_checkpoints_are_saved_on_the_cpu(corpus, tmp_path):  # noqa: F811
 def test_cpu_copy_decodes_like_the_training_model():
     # What dev evaluation decodes with when the model trains on a GPU (here from a CPU model).
     from conftest import SOURCES, random_model, small_config
-    from headwise_trainer.decode import greedy
+    from headwise_trainer.model.decode import greedy
     model = random_model(small_config())
     copy = dev_eval.cpu_copy(model)
     assert copy is not model and not copy.training

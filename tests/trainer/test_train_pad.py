@@ -7,9 +7,9 @@ import torch
 
 from conftest import random_model, small_config
 from headwise_trainer import cli
-from headwise_trainer.checkpoint import export_checkpoint, load_checkpoint
-from headwise_trainer.model import MarianMTModel
-from headwise_trainer.train import run_training
+from headwise_trainer.model.checkpoint import export_checkpoint, load_checkpoint
+from headwise_trainer.model.marian import MarianMTModel
+from headwise_trainer.training.train import run_training
 from test_train import ckpt_state, corpus, train_args  # noqa: F401  (corpus is a fixture)
 
 
@@ -18,7 +18,7 @@ PAD = 59
 
 def steps(model, n=3):
     """n Adam steps on random data with label smoothing (the loss that reaches the pad row)."""
-    from headwise_trainer.losses import smoothed_loss
+    from headwise_trainer.training.losses import smoothed_loss
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     g = torch.Generator().manual_seed(0)
     model.train()

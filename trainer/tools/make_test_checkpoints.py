@@ -42,7 +42,7 @@ import sentencepiece as spm  # noqa: E402
 
 from headwise_trainer import (MarianConfig, MarianMTModel, attach_gates, beam_search,  # noqa: E402
                               export_checkpoint, forced_logits, greedy, head_layout, layout_summary)
-from headwise_trainer.gates import gates  # noqa: E402
+from headwise_trainer.model.gates import gates  # noqa: E402
 
 MIN_MARGIN = 2e-3
 LOGIT_STD = 4.0  # std of the logits of random inputs

@@ -3,8 +3,9 @@
 // of `headwise-convert --weights`. The schema's enums (schema/headwise.fbs) carry the same
 // values; format/schema_map.h converts between the two, nowhere else does.
 //
-// Adding an activation: a value here (and its name in kActivations), the schema enum, the
-// kernel (runtime/src/kernels/activation.h) and its case in runtime/src/layer_common.cc
+// Adding an activation: a value here and its name in kActivations (model_types.cc), the value
+// in the schema's enum under the same name (schema_map.cc maps the two by name), and the kernel
+// with its case in runtime/src/kernels/activation.cc; the trainer's model/config.py
 // (docs/ARCHITECTURE.md lists the files).
 #ifndef HEADWISE_FORMAT_MODEL_TYPES_H_
 #define HEADWISE_FORMAT_MODEL_TYPES_H_
@@ -29,10 +30,12 @@ enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 
 // The weight formats of `headwise-convert --weights`: the dtype of the weight matrices
 // (attention q/k/v/out, fc1, fc2, embeddings, lm_head); biases, LayerNorm parameters and
-// final_logits_bias stay F32 in every format (format/weight_format.h applies it).
+// final_logits_bias stay F32 in every format (format/weight_format.h applies it). A new format
+// is a value here and in DType, a row in model_types.cc's tables, and the files
+// docs/ARCHITECTURE.md lists (writer, validation, the runtime's check and WeightView::WidenRow).
 enum class WeightFormat : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 
-// The test-time rule of a checkpoint's Hard Concrete head gates (trainer gates.py):
+// The test-time rule of a checkpoint's Hard Concrete head gates (trainer model/gates.py):
 //   kHard:       a head is kept when log_alpha > 0, unscaled.
 //   kContinuous: the gate is g = clamp(sigmoid(log_alpha) * 1.2 - 0.1, 0, 1); a head is kept
 //                when g > 0 and its out_proj columns are multiplied by g.
@@ -50,6 +53,9 @@ const char* GateRuleName(GateRule r);
 // reports, the trainer's analysis.json); "unknown" for a value outside the enum.
 const char* AttentionKindJsonName(AttentionKind kind);
 
+// "relu, swish, gelu": every activation's name, for messages.
+std::string ActivationNames();
+
 // The inverse of the names above; false (and *out untouched) for any other string.
 bool ParseActivation(const std::string& name, Activation* out);
 bool ParseWeightFormat(const std::string& name, WeightFormat* out);
@@ -59,6 +65,8 @@ bool ParseGateRule(const std::string& name, GateRule* out);
 size_t DTypeSize(DType t);
 // The dtype a format stores its weight matrices in.
 DType MatrixDType(WeightFormat f);
+// The inverse: the format whose matrices are `matrices`; false when none is.
+bool WeightFormatOfMatrices(DType matrices, WeightFormat* out);
 
 }  // namespace headwise
 

@@ -3,7 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "common/half.h"
 #include "fc/fc_path.h"
 #include "parallel.h"
 #include "xnn_backend.h"
@@ -11,26 +10,10 @@
 namespace headwise {
 namespace {
 
-// The F32 values of a weight matrix (F16 widened exactly, I8 times its row scale) written
-// row-major to `out` (w.elements() floats).
+// The F32 values of a weight matrix (WeightView::WidenRow) written row-major to `out`
+// (w.elements() floats).
 void WidenRows(const WeightView& w, float* out) {
-  const size_t n = w.elements();
-  switch (w.dtype) {
-    case DType::kF32:
-      std::memcpy(out, w.f32(), n * sizeof(float));
-      return;
-    case DType::kF16:
-      for (size_t i = 0; i < n; ++i) out[i] = F16ToFloat(w.f16()[i]);
-      return;
-    case DType::kI8:
-      for (size_t r = 0; r < w.rows; ++r) {
-        const float s = w.scale[r];
-        for (size_t c = 0; c < w.cols; ++c) {
-          out[r * w.cols + c] = static_cast<float>(w.i8()[r * w.cols + c]) * s;
-        }
-      }
-      return;
-  }
+  for (size_t r = 0; r < w.rows; ++r) w.WidenRow(r, out + r * w.cols);
 }
 
 class XnnF32Path final : public FcPath {

@@ -50,4 +50,12 @@ void GeluInPlace(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = x[i] * 0.5f * (1.0f + std::erf(x[i] * kAlpha));
 }
 
+void ApplyActivation(Activation a, float* x, size_t n) {
+  switch (a) {
+    case Activation::kRelu: return ReluInPlace(x, n);
+    case Activation::kSwish: return SwishInPlace(x, n);
+    case Activation::kGelu: return GeluInPlace(x, n);
+  }
+}
+
 }  // namespace headwise::kernels

@@ -10,5 +10,5 @@
     plots.py     PNG heatmaps, layers x heads, like Figure 1 of Voita et al. (2019)
     compare.py   Spearman correlation and top-K overlap of two head rankings
     stabiliser.py  how the z-rule's ranking depends on its stabiliser (rules.Z_EPSILON)
-The `analyze` subcommand (analyze_cli.py) runs them all.
+The `analyze` subcommand (cli.py) runs them all.
 """

@@ -13,7 +13,7 @@ from typing import Dict, List, Optional
 
 import torch
 
-from ..model import MarianAttention, MarianMTModel, additive_key_mask, causal_mask
+from ..model.marian import MarianAttention, MarianMTModel, additive_key_mask, causal_mask
 from . import rules
 
 

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence
 
 import torch
 
-from ..model import MarianMTModel
+from ..model.marian import MarianMTModel
 from . import forward
 
 

@@ -13,7 +13,7 @@ from typing import Dict, List
 import torch
 import torch.nn.functional as F
 
-from ..model import MarianMTModel
+from ..model.marian import MarianMTModel
 from . import forward
 from .lrp import Batch, frozen
 

@@ -10,10 +10,10 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
 
-from .. import decode
-from ..batching import length_sorted_chunks
-from ..evaluate import decode_max_len
-from ..model import MarianMTModel
+from ..model import decode
+from ..data.batching import length_sorted_chunks
+from ..evaluation.evaluate import decode_max_len
+from ..model.marian import MarianMTModel
 from . import conllu, forward, lrp, michel, stats
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import List, Optional
 
-from ..model import MarianMTModel
+from ..model.marian import MarianMTModel
 from . import conllu, stats
 from .pipeline import Result
 from .rules import Z_EPSILON

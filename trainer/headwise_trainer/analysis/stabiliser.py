@@ -18,7 +18,7 @@ from typing import Dict, Iterator, List, Optional, Sequence
 
 import torch
 
-from ..batching import length_sorted_chunks
+from ..data.batching import length_sorted_chunks
 from . import compare, forward, lrp, pipeline, rules
 
 
@@ -105,8 +105,8 @@ def _fmt(d: Optional[dict]) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from ..batching import encode_split
-    from ..import_model import load_start_model, load_start_vocab
+    from ..data.batching import encode_split
+    from ..model.import_model import load_start_model, load_start_vocab
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True)

@@ -1,0 +1,265 @@
+"""Greedy and beam search: the reference the C++ runtime is tested against token for token.
+
+Rules (include/headwise/headwise.hpp, made precise here):
+  - Sources are encoder inputs as given (each ends with EOS); sentences of a batch are padded
+    with PAD and masked, and are decoded independently.
+  - The decoder starts from decoder_start_token_id at position 0 and uses the incremental cache.
+  - Each step: logits in float32, the PAD logit set to -inf, log_softmax in float32.
+  - A hypothesis' raw score is the float32 running sum of the log-probabilities of its generated
+    tokens (EOS included); its score is raw / length**length_penalty (float32), length = number
+    of generated tokens including EOS.
+  - Greedy: argmax (lowest id on ties) until EOS or max_len generated tokens.
+  - Beam: the first step has one live beam. Each step ranks, over all live beams b (in order) and
+    tokens v, raw_b + logp(b, v) descending, ties by lower b * vocab + v, and walks the best
+    2 * beam candidates in that order: an EOS candidate becomes a finished hypothesis (every EOS
+    candidate met before the walk stops is kept, so more than beam_size may finish), any other
+    token becomes the next live beam (in walk order), until beam_size beams continue.
+    After the step: if at least beam_size hypotheses have finished, the search ends and the live
+    beams are dropped; otherwise, if max_len tokens have been generated, the live beams become
+    unfinished hypotheses (finished=False) and the search ends.
+    All hypotheses are sorted by score, best first (a stable sort: ties keep the order in which
+    they were made, finished ones first in step order, then the unfinished in beam order), and
+    the first num_hypotheses are returned.
+  - Returned ids exclude decoder_start_token_id and the final EOS.
+With beam_size 1 the beam rules give exactly greedy.
+
+``margins`` (optional list) receives, per sentence, the smallest score gap any decision of the
+search depended on (greedy: best minus second log-probability; beam: consecutive gaps among the
+walked candidates plus the first one not walked, and among the num_hypotheses + 1 best final
+scores). Test data generators use it to avoid near-ties that float rounding could flip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from .marian import MarianMTModel
+
+
+@dataclass
+class Hypothesis:
+    ids: List[int]
+    score: float
+    finished: bool
+    raw_score: float = field(default=0.0, compare=False)  # sum of log-probabilities
+
+
+@contextlib.contextmanager
+def eval_mode(model: torch.nn.Module):
+    """Eval mode (0/1 gates, no dropout) and no autograd; restores the previous mode."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        model.train(was_training)
+
+
+def normalized_score(raw: float, length: int, length_penalty: float) -> float:
+    raw32 = np.float32(raw)
+    return float(raw32 / np.power(np.float32(length), np.float32(length_penalty)))
+
+
+def pad_batch(sequences: Sequence[Sequence[int]], pad_id: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded ids [B, S] and attention mask [B, S] (1 = token)."""
+    if len(sequences) == 0:
+        raise ValueError("empty batch: expected at least one source sequence")
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for i, s in enumerate(sequences):
+        if len(s) == 0:
+            raise ValueError(f"source {i} is empty: expected ids ending with EOS")
+        ids[i, :len(s)] = torch.as_tensor(list(s), dtype=torch.long)
+        mask[i, :len(s)] = 1
+    return ids, mask
+
+
+def _check_sources(model: MarianMTModel, src_ids: Sequence[Sequence[int]]) -> None:
+    v = model.config.vocab_size
+    for i, s in enumerate(src_ids):
+        for t in s:
+            if not 0 <= int(t) < v:
+                raise ValueError(f"source {i}: id {t} outside the vocabulary [0, {v})")
+
+
+def _check_max_len(model: MarianMTModel, max_len: int) -> None:
+    if max_len < 1:
+        raise ValueError(f"max_len must be >= 1, found {max_len}")
+    if max_len > model.config.max_position_embeddings:
+        raise ValueError(f"max_len {max_len} exceeds max_position_embeddings "
+                         f"{model.config.max_position_embeddings}")
+
+
+def step_log_probs(model: MarianMTModel, logits: torch.Tensor) -> torch.Tensor:
+    """float32 log_softmax with PAD excluded (its logit set to -inf)."""
+    logits = logits.float().clone()
+    logits[:, model.config.pad_token_id] = float("-inf")
+    return torch.log_softmax(logits, dim=-1)
+
+
+def _start(model: MarianMTModel, src_ids):
+    _check_sources(model, src_ids)
+    input_ids, mask = pad_batch(src_ids, model.config.pad_token_id)
+    encoder_out = model.encode(input_ids, mask)
+    return model.init_decoder_state(encoder_out, mask)
+
+
+def greedy(model: MarianMTModel, src_ids: Sequence[Sequence[int]], max_len: int,
+           length_penalty: float = 1.0,
+           margins: Optional[List[float]] = None) -> List[Hypothesis]:
+    """One hypothesis per source (see the module rules)."""
+    _check_max_len(model, max_len)
+    eos, start = model.config.eos_token_id, model.config.decoder_start_token_id
+    with eval_mode(model):
+        state = _start(model, src_ids)
+        n = len(src_ids)
+        rows = list(range(n))  # sentence of each live row
+        tokens: List[List[int]] = [[] for _ in range(n)]
+        raw = torch.zeros(n, dtype=torch.float32)
+        done: List[Optional[Hypothesis]] = [None] * n
+        gaps = [float("inf")] * n
+        last = torch.full((n,), start, dtype=torch.long)
+        for step in range(max_len):
+            logits, state = model.decode_step(last, state)
+            logp = step_log_probs(model, logits)
+            top2 = torch.topk(logp, 2, dim=-1).values
+            best = torch.argmax(logp, dim=-1)  # first maximum = lowest id
+            keep, next_tokens = [], []
+            for r, s in enumerate(rows):
+                v = int(best[r])
+                raw[s] = raw[s] + logp[r, v]
+                gaps[s] = min(gaps[s], float(top2[r, 0] - top2[r, 1]))
+                if v == eos or step == max_len - 1:
+                    finished = v == eos
+                    ids = tokens[s] if finished else tokens[s] + [v]
+                    done[s] = Hypothesis(ids, normalized_score(float(raw[s]), step + 1,
+                                                               length_penalty),
+                                         finished, float(raw[s]))
+                else:
+                    tokens[s].append(v)
+                    keep.append(r)
+                    next_tokens.append(v)
+            if not keep:
+                break
+            rows = [rows[r] for r in keep]
+            state = state.select(torch.tensor(keep, dtype=torch.long))
+            last = torch.tensor(next_tokens, dtype=torch.long)
+    if margins is not None:
+        margins.extend(gaps)
+    return done  # type: ignore[return-value]
+
+
+@dataclass
+class _Beam:
+    tokens: List[int]
+    raw: torch.Tensor  # float32 scalar
+
+
+def _walk(flat: torch.Tensor, beams: List[_Beam], vocab: int, eos: int, beam_size: int,
+          length_penalty: float, step: int, finished: List[Hypothesis]):
+    """One sentence's beam step over its candidate scores ``flat`` [nb * vocab]. Returns the
+    continuing (parent index, token, raw score) and the smallest gap among walked candidates."""
+    order = torch.sort(flat, descending=True, stable=True)
+    values, indices = order.values[:2 * beam_size], order.indices[:2 * beam_size]
+    continuing = []
+    walked = 0
+    for value, index in zip(values, indices):
+        walked += 1
+        b, v = divmod(int(index), vocab)
+        if v == eos:
+            finished.append(Hypothesis(list(beams[b].tokens),
+                                       normalized_score(float(value), step + 1, length_penalty),
+                                       True, float(value)))
+        else:
+            continuing.append((b, v, value))
+            if len(continuing) == beam_size:
+                break
+    considered = order.values[:walked + 1]
+    gap = float((considered[:-1] - considered[1:]).min()) if considered.numel() > 1 else float("inf")
+    return continuing, gap
+
+
+def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: int,
+                num_hypotheses: int, length_penalty: float, max_len: int,
+                margins: Optional[List[float]] = None) -> List[List[Hypothesis]]:
+    """num_hypotheses hypotheses per source, best first (see the module rules)."""
+    if beam < 1 or not 1 <= num_hypotheses <= beam:
+        raise ValueError(f"need beam >= 1 and 1 <= num_hypotheses <= beam, found beam {beam}, "
+                         f"num_hypotheses {num_hypotheses}")
+    _check_max_len(model, max_len)
+    cfg = model.config
+    vocab, eos = cfg.vocab_size, cfg.eos_token_id
+    if 2 * beam > vocab - 1:
+        raise ValueError(f"beam {beam} too large for vocabulary {vocab}: 2 * beam candidates "
+                         f"must exist besides PAD")
+    with eval_mode(model):
+        state = _start(model, src_ids)
+        n = len(src_ids)
+        live: List[List[_Beam]] = [[_Beam([], torch.zeros((), dtype=torch.float32))]
+                                   for _ in range(n)]
+        finished: List[List[Hypothesis]] = [[] for _ in range(n)]
+        results: List[Optional[List[Hypothesis]]] = [None] * n
+        gaps = [float("inf")] * n
+        active = list(range(n))  # sentences with live beams; rows are their beams in order
+        last = torch.full((n,), cfg.decoder_start_token_id, dtype=torch.long)
+        for step in range(max_len):
+            logits, state = model.decode_step(last, state)
+            logp = step_log_probs(model, logits)
+            row = 0
+            parents, next_tokens, still_active = [], [], []
+            for s in active:
+                beams = live[s]
+                nb = len(beams)
+                raws = torch.stack([b.raw for b in beams])
+                flat = (raws[:, None] + logp[row:row + nb]).reshape(-1)
+                continuing, gap = _walk(flat, beams, vocab, eos, beam, length_penalty, step,
+                                        finished[s])
+                gaps[s] = min(gaps[s], gap)
+                new_beams = [_Beam(beams[b].tokens + [v], value) for b, v, value in continuing]
+                if len(finished[s]) >= beam:
+                    results[s] = finished[s]
+                elif step == max_len - 1:
+                    results[s] = finished[s] + [
+                        Hypothesis(list(b.tokens), normalized_score(float(b.raw), step + 1,
+                                                                    length_penalty),
+                                   False, float(b.raw)) for b in new_beams]
+                else:
+                    live[s] = new_beams
+                    still_active.append(s)
+                    parents.extend(row + b for b, _, _ in continuing)
+                    next_tokens.extend(v for _, v, _ in continuing)
+                row += nb
+            active = still_active
+            if not active:
+                break
+            state = state.select(torch.tensor(parents, dtype=torch.long))
+            last = torch.tensor(next_tokens, dtype=torch.long)
+    out = []
+    for s in range(n):
+        ranked = sorted(results[s], key=lambda h: -h.score)  # stable
+        top = ranked[:num_hypotheses + 1]
+        for a, b in zip(top, top[1:]):
+            gaps[s] = min(gaps[s], a.score - b.score)
+        out.append(ranked[:num_hypotheses])
+    if margins is not None:
+        margins.extend(gaps)
+    return out
+
+
+def forced_logits(model: MarianMTModel, src_ids: Sequence[int],
+                  tgt_ids: Sequence[int]) -> torch.Tensor:
+    """Logits [len(tgt_ids) + 1, vocab] (PAD not masked) of the decoder fed
+    [decoder_start] + tgt_ids after encoding ``src_ids`` (a full, non-incremental pass)."""
+    _check_sources(model, [src_ids, tgt_ids])
+    with eval_mode(model):
+        src = torch.as_tensor([list(src_ids)], dtype=torch.long)
+        dec = torch.as_tensor([[model.config.decoder_start_token_id] + list(tgt_ids)],
+                              dtype=torch.long)
+        return model(src, torch.ones_like(src), dec)[0]

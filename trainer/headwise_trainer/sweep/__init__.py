@@ -1,0 +1,2 @@
+"""Pruning experiments: L0 curves over lambda, rank pruning, controls, records and the generated
+report."""
