@@ -30,7 +30,7 @@ Status Decoder::SelfAttention(size_t l, size_t rows, size_t step) const {
       std::memcpy(b.self_v[l] + at, qkv + 2 * inner + h * hd, hd * sizeof(float));
     }
   }
-  ParallelFor(net_.threads(), a.num_heads, 2 * rows * (step + 1) * inner, [&](size_t h) {
+  ParallelFor(net_.threads(), a.num_heads, AttentionWork(rows * (step + 1), inner), [&](size_t h) {
     float* scores = b.tables.scores + h * b.tables.scores_stride;
     for (size_t r = 0; r < rows; ++r) {
       const size_t slot = static_cast<size_t>(b.rows.slot[r]);
@@ -52,11 +52,9 @@ Status Decoder::CrossAttention(size_t l, size_t rows) const {
   const size_t N = b.cross.rows;
   const size_t hd = a.head_dim;
   const kernels::AttentionShape shape{a.num_heads, hd, AttentionScale(a.head_dim), N * hd};
-  size_t work = 0;
-  for (size_t r = 0; r < rows; ++r) {
-    work += 2 * static_cast<size_t>(b.source.length[b.rows.sentence[r]]) * inner;
-  }
-  ParallelFor(net_.threads(), a.num_heads, work, [&](size_t h) {
+  size_t pairs = 0;
+  for (size_t r = 0; r < rows; ++r) pairs += static_cast<size_t>(b.source.length[b.rows.sentence[r]]);
+  ParallelFor(net_.threads(), a.num_heads, AttentionWork(pairs, inner), [&](size_t h) {
     float* scores = b.tables.scores + h * b.tables.scores_stride;
     for (size_t r = 0; r < rows; ++r) {
       const size_t s = static_cast<size_t>(b.rows.sentence[r]);
