@@ -144,7 +144,11 @@ Status RunBeam(const Decoder& decoder, const SearchBuffers& b, size_t batch,
     for (size_t s = 0; s < batch; ++s) {
       if (b.done[s]) continue;
       const size_t live = static_cast<size_t>(b.live_count[s]);
-      const size_t num_cand = SelectCandidates(b, s, live, b.logits + row * V, beam);
+      size_t num_cand = 0;
+      {
+        const OpTimer timer(decoder.profile(), OpKind::kSearch);
+        num_cand = SelectCandidates(b, s, live, b.logits + row * V, beam);
+      }
       row += live;
       size_t count = 0;
       for (size_t c = 0; c < num_cand && count < beam; ++c) {

@@ -12,6 +12,7 @@ namespace headwise {
 
 Status RunEncoder(const Network& net, const EncoderBuffers& b, const TokenSpan* sources,
                   size_t batch) {
+  const OpTimer timer(net.profile, OpKind::kEncoder);
   const ModelConfig& dims = net.config();
   const Model::Impl& m = *net.model;
   const size_t d = static_cast<size_t>(dims.d_model);
