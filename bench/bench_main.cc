@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   headwise::bench::RegisterLayerBenchmarks(config);
   headwise::bench::RegisterModelBenchmarks(config);
   headwise::bench::RegisterLoadBenchmarks(config);
+  headwise::bench::RegisterBandwidthBenchmarks(config);
+  headwise::bench::RegisterFileModelBenchmarks(config);
   benchmark::AddCustomContext("set", config.smoke ? "smoke" : config.long_set ? "long" : "default");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

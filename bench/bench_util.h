@@ -9,6 +9,8 @@
 #include <ctime>
 #include <string>
 
+#include "headwise/headwise.hpp"
+
 namespace headwise::bench {
 
 struct BenchConfig {
@@ -23,6 +25,13 @@ void RegisterF32PathBenchmarks(const BenchConfig& config);
 void RegisterLayerBenchmarks(const BenchConfig& config);
 void RegisterModelBenchmarks(const BenchConfig& config);
 void RegisterLoadBenchmarks(const BenchConfig& config);  // load/ and memory/
+void RegisterBandwidthBenchmarks(const BenchConfig& config);
+void RegisterFileModelBenchmarks(const BenchConfig& config);
+
+// The weight bytes one decode step reads: the decoder's per-step matrices (self-attention
+// q/k/v/out, cross-attention q/out, fc1, fc2) with their scales and biases, and lm_head with
+// final_logits_bias (bandwidth_bench.cc).
+size_t DecodeStepWeightBytes(const Model::Impl& model);
 
 // VmHWM / VmRSS of this process in bytes (0 when /proc is not readable).
 size_t PeakRssBytes();

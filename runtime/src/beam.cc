@@ -13,6 +13,7 @@
 // reordering of beams therefore moves no memory.
 #include <limits>
 
+#include "kernels/softmax.h"
 #include "search.h"
 
 namespace headwise {
@@ -50,9 +51,21 @@ size_t SelectCandidates(const SearchBuffers& b, size_t s, size_t live, float* x,
     const float log_sum = MaskPadAndLogSumExp(b, row, &max);
     const float score = b.slot_score[b.live_slot[s * K + j]];
     const int32_t base = static_cast<int32_t>(j * V);
-    for (size_t v = 0; v < V; ++v) {
+    size_t v = 0;
+    // Every candidate enters until the list is full ...
+    for (; v < V && top.size < top.capacity; ++v) {
       if (static_cast<int32_t>(v) == b.pad_id) continue;
       top.Offer(score + ((row[v] - max) - log_sum), base + static_cast<int32_t>(v));
+    }
+    // ... then only those above its last entry (which only rises): the same list, unchanged
+    // by the ones skipped, as Offer rejects them.
+    while (v < V) {
+      v = kernels::FirstScoreAbove(row, v, V, score, max, log_sum, top.value[top.size - 1]);
+      if (v == V) break;
+      if (static_cast<int32_t>(v) != b.pad_id) {
+        top.Offer(score + ((row[v] - max) - log_sum), base + static_cast<int32_t>(v));
+      }
+      ++v;
     }
   }
   return top.size;
@@ -131,7 +144,11 @@ Status RunBeam(const Decoder& decoder, const SearchBuffers& b, size_t batch,
     for (size_t s = 0; s < batch; ++s) {
       if (b.done[s]) continue;
       const size_t live = static_cast<size_t>(b.live_count[s]);
-      const size_t num_cand = SelectCandidates(b, s, live, b.logits + row * V, beam);
+      size_t num_cand = 0;
+      {
+        const OpTimer timer(decoder.profile(), OpKind::kSearch);
+        num_cand = SelectCandidates(b, s, live, b.logits + row * V, beam);
+      }
       row += live;
       size_t count = 0;
       for (size_t c = 0; c < num_cand && count < beam; ++c) {

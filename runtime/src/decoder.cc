@@ -17,7 +17,11 @@ Status Decoder::SelfAttention(size_t l, size_t rows, size_t step) const {
   const AttentionWeights& a = net_.model->decoder_layers[l].self_attn;
   const size_t inner = a.inner();
   if (inner == 0) return Status::Ok();
-  HW_RETURN_IF_ERROR(net_.decoder[l].self_qkv.Run(rows, b.y, b.qkv, net_.threads()));
+  {
+    const OpTimer timer(net_.profile, OpKind::kProjection);
+    HW_RETURN_IF_ERROR(net_.decoder[l].self_qkv.Run(rows, b.y, b.qkv, net_.threads()));
+  }
+  const OpTimer timer(net_.profile, OpKind::kAttention);
   const size_t T = b.max_length;
   const size_t hd = a.head_dim;
   const kernels::AttentionShape shape{a.num_heads, hd, AttentionScale(a.head_dim), T * hd};
@@ -30,7 +34,7 @@ Status Decoder::SelfAttention(size_t l, size_t rows, size_t step) const {
       std::memcpy(b.self_v[l] + at, qkv + 2 * inner + h * hd, hd * sizeof(float));
     }
   }
-  ParallelFor(net_.threads(), a.num_heads, 2 * rows * (step + 1) * inner, [&](size_t h) {
+  ParallelFor(net_.threads(), a.num_heads, AttentionWork(rows * (step + 1), inner), [&](size_t h) {
     float* scores = b.tables.scores + h * b.tables.scores_stride;
     for (size_t r = 0; r < rows; ++r) {
       const size_t slot = static_cast<size_t>(b.rows.slot[r]);
@@ -48,15 +52,17 @@ Status Decoder::CrossAttention(size_t l, size_t rows) const {
   const AttentionWeights& a = net_.model->decoder_layers[l].cross_attn;
   const size_t inner = a.inner();
   if (inner == 0) return Status::Ok();
-  HW_RETURN_IF_ERROR(net_.decoder[l].cross_q.Run(rows, b.y, b.qkv, net_.threads()));
+  {
+    const OpTimer timer(net_.profile, OpKind::kProjection);
+    HW_RETURN_IF_ERROR(net_.decoder[l].cross_q.Run(rows, b.y, b.qkv, net_.threads()));
+  }
+  const OpTimer timer(net_.profile, OpKind::kAttention);
   const size_t N = b.cross.rows;
   const size_t hd = a.head_dim;
   const kernels::AttentionShape shape{a.num_heads, hd, AttentionScale(a.head_dim), N * hd};
-  size_t work = 0;
-  for (size_t r = 0; r < rows; ++r) {
-    work += 2 * static_cast<size_t>(b.source.length[b.rows.sentence[r]]) * inner;
-  }
-  ParallelFor(net_.threads(), a.num_heads, work, [&](size_t h) {
+  size_t pairs = 0;
+  for (size_t r = 0; r < rows; ++r) pairs += static_cast<size_t>(b.source.length[b.rows.sentence[r]]);
+  ParallelFor(net_.threads(), a.num_heads, AttentionWork(pairs, inner), [&](size_t h) {
     float* scores = b.tables.scores + h * b.tables.scores_stride;
     for (size_t r = 0; r < rows; ++r) {
       const size_t s = static_cast<size_t>(b.rows.sentence[r]);
@@ -72,6 +78,10 @@ Status Decoder::CrossAttention(size_t l, size_t rows) const {
 Status Decoder::Step(size_t rows, size_t step, float* logits) const {
   const ModelConfig& dims = net_.config();
   const DecoderBuffers& b = buf_;
+  if (net_.profile != nullptr) {
+    ++net_.profile->steps;
+    net_.profile->step_rows += rows;
+  }
   const size_t d = static_cast<size_t>(dims.d_model);
   const float scale = dims.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.0f;
   EmbedTokens(net_.model->decoder_embed, b.rows.token, rows, d, scale,
@@ -81,17 +91,26 @@ Status Decoder::Step(size_t rows, size_t step, float* logits) const {
     const DecoderLayerWeights& w = net_.model->decoder_layers[l];
     const DecoderLayerOps& ops = net_.decoder[l];
     HW_RETURN_IF_ERROR(SelfAttention(l, rows, step));
-    HW_RETURN_IF_ERROR(FinishAttention(net_, ops.self_out, w.self_attn, w.self_attn_norm, rows,
-                                       b.ctx, b.tmp, b.y));
+    {
+      const OpTimer timer(net_.profile, OpKind::kProjection);
+      HW_RETURN_IF_ERROR(FinishAttention(net_, ops.self_out, w.self_attn, w.self_attn_norm, rows,
+                                         b.ctx, b.tmp, b.y));
+    }
     HW_RETURN_IF_ERROR(CrossAttention(l, rows));
-    HW_RETURN_IF_ERROR(FinishAttention(net_, ops.cross_out, w.cross_attn, w.cross_attn_norm, rows,
-                                       b.ctx, b.tmp, b.y));
+    {
+      const OpTimer timer(net_.profile, OpKind::kProjection);
+      HW_RETURN_IF_ERROR(FinishAttention(net_, ops.cross_out, w.cross_attn, w.cross_attn_norm,
+                                         rows, b.ctx, b.tmp, b.y));
+    }
+    const OpTimer timer(net_.profile, OpKind::kFeedForward);
     HW_RETURN_IF_ERROR(RunFeedForward(net_, ops.fc1, ops.fc2, w.final_norm, rows, b.y, b.ffn, b.tmp));
   }
+  const OpTimer timer(net_.profile, OpKind::kOutputLayer);
   return net_.lm_head.Run(rows, b.y, logits, net_.threads());
 }
 
 void Decoder::CopyCacheSlot(size_t from, size_t to, size_t length) const {
+  const OpTimer timer(net_.profile, OpKind::kCacheCopy);
   const size_t T = buf_.max_length;
   for (size_t l = 0; l < net_.decoder.size(); ++l) {
     const AttentionWeights& a = net_.model->decoder_layers[l].self_attn;

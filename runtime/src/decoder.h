@@ -39,6 +39,8 @@ class Decoder {
 
   // The rows the search fills in before each Step.
   const StepRows& rows() const { return buf_.rows; }
+  // Where the search adds its time (op_profile.h); null when not profiling.
+  OpProfile* profile() const { return net_.profile; }
 
   // Runs the decoder for `rows` rows at position `step` (all rows of a call advance together).
   // Row r feeds rows().token[r], appends its self-attention K/V at position `step` of cache

@@ -12,6 +12,7 @@ namespace headwise {
 
 Status RunEncoder(const Network& net, const EncoderBuffers& b, const TokenSpan* sources,
                   size_t batch) {
+  const OpTimer timer(net.profile, OpKind::kEncoder);
   const ModelConfig& dims = net.config();
   const Model::Impl& m = *net.model;
   const size_t d = static_cast<size_t>(dims.d_model);
@@ -36,11 +37,11 @@ Status RunEncoder(const Network& net, const EncoderBuffers& b, const TokenSpan* 
       HW_RETURN_IF_ERROR(ops.qkv.Run(rows, b.x, b.qkv, net.threads()));
       const kernels::AttentionShape shape{a.num_heads, a.head_dim, AttentionScale(a.head_dim),
                                           a.head_dim};
-      size_t work = 0;
+      size_t pairs = 0;
       for (size_t s = 0; s < batch; ++s) {
-        work += 2 * static_cast<size_t>(b.source.length[s]) * b.source.length[s] * inner;
+        pairs += static_cast<size_t>(b.source.length[s]) * static_cast<size_t>(b.source.length[s]);
       }
-      ParallelFor(net.threads(), a.num_heads, work, [&](size_t h) {
+      ParallelFor(net.threads(), a.num_heads, AttentionWork(pairs, inner), [&](size_t h) {
         float* scores = tables.scores + h * tables.scores_stride;
         for (size_t s = 0; s < batch; ++s) {
           const size_t off = static_cast<size_t>(b.source.offset[s]);

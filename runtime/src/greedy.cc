@@ -26,6 +26,7 @@ Status RunGreedy(const Decoder& decoder, const SearchBuffers& b, size_t batch,
     }
     if (rows == 0) break;
     HW_RETURN_IF_ERROR(decoder.Step(rows, step, b.logits));
+    const OpTimer timer(decoder.profile(), OpKind::kSearch);
     for (size_t r = 0; r < rows; ++r) {
       const size_t s = static_cast<size_t>(rows_of.sentence[r]);
       float* x = b.logits + r * V;

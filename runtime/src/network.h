@@ -16,6 +16,7 @@
 #include "fc/fully_connected.h"
 #include "headwise/status.hpp"
 #include "model_impl.h"
+#include "op_profile.h"
 #include "thread_pool.h"
 
 namespace headwise {
@@ -43,6 +44,8 @@ struct Network {
   std::vector<DecoderLayerOps> decoder;
   FullyConnected lm_head;  // d -> V with final_logits_bias
   ThreadPool pool;
+  // Non-null: the stages add their time per kind of operation here (bench/ only).
+  OpProfile* profile = nullptr;
 
   const ModelConfig& config() const { return model->config; }
   pthreadpool* threads() const { return pool.get(); }

@@ -18,6 +18,19 @@ namespace headwise {
 // encoder's products over it).
 inline constexpr size_t kMinParallelWork = size_t{1} << 20;
 
+// Attention's work for the threshold: query-key pairs x (q.k and p.v multiply-adds per pair),
+// weighted by what a multiply-add of attention costs against one of the matrix products. Its
+// loops are short (head_dim 32-64, tens of keys) and every score goes through exp: in one run of
+// bench/ on one x86 core (op/attention, op/fc and op/int8_families at the shipped size, batch 1)
+// the decoder's attention reached 7 G multiply-adds/s against 20 for an fp32 and 55 for an int8
+// one-row product, so counted at face value a decode step's attention at batch 32 (several
+// hundred microseconds) stayed on one thread. The weight keeps batch-1 decoding's attention
+// (tens of microseconds per call) on the calling thread.
+inline constexpr size_t kAttentionCostPerMac = 4;
+inline size_t AttentionWork(size_t query_key_pairs, size_t inner) {
+  return query_key_pairs * 2 * inner * kAttentionCostPerMac;
+}
+
 // Workers go back to the scheduler after each parallel call instead of spinning for the next
 // one: on a machine whose cores are busy with other processes a spinning worker takes the core
 // from the thread that would give it work.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "kernels/f32_gemm.h"
 #include "kernels/f32_gemv.h"
 #include "kernels/int8_gemm.h"
+#include "parallel.h"
+#include "thread_pool.h"
 #include "xnn_backend.h"
 
 namespace headwise {
@@ -139,6 +142,50 @@ INSTANTIATE_TEST_SUITE_P(
                       : i.param.type == DType::kF16 ? "f16" : "i8";
       return std::string(format) + "_rows" + std::to_string(i.param.rows);
     });
+
+// The int8 operator's output has the same bits on one thread and on pools of 2 and 3 threads
+// (the pool splits output channels in tiles; every channel's sum and finish are the same
+// whatever the split), and the same bits as the reference loop on the quantized rows: a
+// translation does not depend on the thread count or on the kernel family this CPU runs.
+TEST(FullyConnected, Int8OutputIsTheSameOnAnyThreadCount) {
+  const size_t in = 520;  // not a multiple of 64
+  FusedWeights w = MakeWeights(DType::kI8, in, {1500, 523});
+  const size_t out = 2023;
+  for (size_t rows : {1u, 4u, 9u, 33u}) {
+    ASSERT_GE(rows * in * out, kMinParallelWork) << "small enough to stay on one thread";
+    std::vector<int8_t> q(rows * in);
+    std::vector<float> qs(rows);
+    const Int8Scratch scratch{q.data(), qs.data(), rows, in};
+    FcParams params;
+    params.int8_scratch = &scratch;
+    params.output_min = -0.25f;  // a clamp on one side, as fc1's ReLU has
+    auto fc = FullyConnected::Create(w.parts.data(), w.parts.size(), params, "threads fc");
+    ASSERT_TRUE(fc.ok()) << fc.status().ToString();
+    const std::vector<float> x = Random(rows * in, 7 + static_cast<uint32_t>(rows), 2.0f);
+
+    // The reference: the operator's concatenated weights through the portable loop.
+    std::vector<int8_t> wq, xq(rows * in);
+    std::vector<float> ws, b, xs(rows);
+    for (size_t p = 0; p < w.parts.size(); ++p) {
+      wq.insert(wq.end(), w.i8[p].begin(), w.i8[p].end());
+      ws.insert(ws.end(), w.scale[p].begin(), w.scale[p].end());
+      b.insert(b.end(), w.bias[p].begin(), w.bias[p].end());
+    }
+    kernels::QuantizeRowsReference(x.data(), rows, in, in, xq.data(), xs.data());
+    std::vector<float> want(rows * out);
+    kernels::Int8GemmReference({xq.data(), xs.data(), rows, in, wq.data(), ws.data(), b.data(),
+                                want.data(), out, -0.25f, INFINITY},
+                               0, out);
+    for (int threads : {1, 2, 3}) {
+      auto pool = ThreadPool::Create(threads);
+      ASSERT_TRUE(pool.ok());
+      std::vector<float> y(rows * out, -7.0f);
+      ASSERT_TRUE(fc->Run(rows, x.data(), y.data(), pool->get()).ok());
+      ASSERT_EQ(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)), 0)
+          << rows << " rows, " << threads << " threads, kernel " << kernels::Int8GemmKernelName();
+    }
+  }
+}
 
 TEST(FullyConnected, CreationErrorsNameTheOperator) {
   ASSERT_TRUE(InitXnnpack().ok());

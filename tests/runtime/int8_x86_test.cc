@@ -142,12 +142,16 @@ TEST_P(Int8X86Test, EveryRowCountMatchesReference) {
 TEST_P(Int8X86Test, WideInputsAndManyChannelsMatchReference) {
   const struct { size_t rows, k, out; } cases[] = {
       {1, 2048, 64}, {4, 1024, 100}, {16, 2048, 48}, {32, 512, 130}, {33, 2049, 40}, {128, 256, 96},
-      {20, 4100, 20}, {70, 160, 33}};
+      {20, 4100, 20}, {70, 160, 33},
+      // More rows than one chunk of held corrections (256 in the AVX-512 VNNI family): the
+      // chunk loop and its remainder rows.
+      {257, 64, 17}, {300, 96, 40}, {515, 33, 35}};
   uint32_t seed = 100;
   for (const auto& c : cases) {
     const Problem p(c.rows, c.k, c.out, seed++, 0);
     ExpectSameAsReference(GetParam(), p, std::min<size_t>(32, c.out));
     ExpectSameAsReference(GetParam(), p, c.out);
+    ExpectSameAsReference(GetParam(), p, std::min<size_t>(7, c.out));  // inside a 16-channel block
     if (HasFatalFailure()) return;
   }
 }

@@ -117,6 +117,28 @@ TEST_P(KernelSizes, FirstIndexOfFindsTheLowestMatch) {
   EXPECT_EQ(kernels::FirstIndexOf(x.data(), n, 1000.0f), n - 1) << "absent: the last index";
 }
 
+TEST_P(KernelSizes, FirstScoreAboveMatchesTheScalarScores) {
+  const size_t n = GetParam();
+  std::vector<float> x = Random(n, 37, -20.0f, 5.0f);
+  x[0] = -std::numeric_limits<float>::infinity();  // the masked PAD logit
+  if (n > 5) x[5] = std::numeric_limits<float>::quiet_NaN();
+  const float base = -3.25f, max = 5.5f, log_sum = 1.75f;
+  const auto score = [&](size_t i) { return base + ((x[i] - max) - log_sum); };
+  for (const float threshold : {-1e30f, -30.0f, -12.5f, -8.0f, -std::numeric_limits<float>::infinity(), 100.0f}) {
+    for (size_t from = 0; from <= n; from += 1 + n / 7) {
+      size_t want = from;
+      while (want < n && !(score(want) > threshold)) ++want;
+      EXPECT_EQ(kernels::FirstScoreAbove(x.data(), from, n, base, max, log_sum, threshold), want)
+          << "n " << n << " from " << from << " threshold " << threshold;
+    }
+  }
+  // A threshold equal to a candidate's score: only a strictly greater score qualifies.
+  const size_t last = n - 1;
+  if (!std::isnan(x[last]) && std::isfinite(x[last])) {
+    EXPECT_EQ(kernels::FirstScoreAbove(x.data(), last, n, base, max, log_sum, score(last)), n);
+  }
+}
+
 TEST_P(KernelSizes, ActivationsMatchReference) {
   const size_t n = GetParam();
   const std::vector<float> x0 = Random(n, 12, -10.0f, 10.0f);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -218,6 +219,71 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(WeightFormatName(param_info.param.format)) + "_threads" +
              std::to_string(param_info.param.threads);
     });
+
+// An int8 translation has the same bits on 1, 2 and 3 threads: the pool splits the products by
+// output channel and attention by head, and every channel and head is computed the same way
+// whatever the split, on whatever int8 kernel family this CPU runs. The model is large enough
+// that lm_head (4 rows x 128 x 4096) and the encoder's attention (40 tokens) go to the pool.
+TEST(Int8Threads, TranslationsAreBitIdenticalOnAnyThreadCount) {
+  testing::ModelOptions o;
+  o.d_model = 128;
+  o.heads = 4;
+  o.encoder_ffn = 256;
+  o.decoder_ffn = 256;
+  o.vocab = 4096;
+  o.pad = o.start = 4095;
+  o.max_positions = 64;
+  o.weights = WeightFormat::kI8;
+  auto m = testing::BuildModel(o);
+  ASSERT_TRUE(m->model);
+  std::vector<std::vector<int32_t>> sources;
+  std::vector<TokenSpan> spans;
+  for (uint32_t s = 0; s < 3; ++s) sources.push_back(testing::RandomSource(o, 40 - 7 * s, 50 + s));
+  for (const auto& s : sources) spans.push_back({s.data(), s.size()});
+  const std::vector<int32_t> target = testing::RandomSource(o, 8, 60);
+  SearchOptions beam;
+  beam.beam_size = 4;
+  beam.num_hypotheses = 4;
+  beam.max_length = 10;
+  std::vector<float> want, got;
+  std::vector<std::vector<int32_t>> want_ids;
+  std::vector<float> want_scores;
+  for (int threads : {1, 2, 3}) {
+    TranslatorLimits limits;
+    limits.max_batch = 3;
+    limits.max_beam = 4;
+    limits.max_source_tokens = 48;
+    limits.max_target_tokens = 16;
+    limits.num_threads = threads;
+    auto tr = Translator::Create(m->model, limits);
+    ASSERT_TRUE(tr.ok()) << tr.status().ToString();
+    std::vector<float>& logits = threads == 1 ? want : got;
+    logits.assign((target.size() + 1) * o.vocab, 0.0f);
+    ASSERT_TRUE((*tr)->ForcedLogits(spans[0], {target.data(), target.size()}, logits.data()).ok());
+    if (threads > 1) {
+      ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+          << threads << " threads: forced logits differ";
+    }
+    ASSERT_TRUE((*tr)->TranslateIds(spans.data(), spans.size(), beam).ok());
+    size_t i = 0;
+    for (size_t s = 0; s < spans.size(); ++s) {
+      for (size_t k = 0; k < (*tr)->num_hypotheses(s); ++k, ++i) {
+        const HypothesisView h = (*tr)->hypothesis(s, k);
+        const std::vector<int32_t> ids(h.ids, h.ids + h.size);
+        if (threads == 1) {
+          want_ids.push_back(ids);
+          want_scores.push_back(h.score);
+          continue;
+        }
+        ASSERT_LT(i, want_ids.size());
+        EXPECT_EQ(ids, want_ids[i]) << threads << " threads, sentence " << s << " hypothesis " << k;
+        EXPECT_EQ(std::memcmp(&h.score, &want_scores[i], sizeof(float)), 0)
+            << threads << " threads, sentence " << s << " hypothesis " << k;
+      }
+    }
+    EXPECT_EQ(i, want_ids.size());
+  }
+}
 
 TEST(FormatLoading, RejectsNarrowBiasesAndReportsTheTensor) {
   ModelSpec spec = testing::MakeSpec(Options());

@@ -4,9 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <iterator>
 
+#include "kernels/int8_gemm_amx.h"
 #include "kernels/int8_gemm_avx2.h"
+#include "kernels/int8_gemm_avx512vnni.h"
+#include "kernels/int8_gemm_avxvnni.h"
 #include "kernels/int8_gemm_kernel.h"
 #include "kernels/int8_gemm_neon.h"
 #include "kernels/int8_gemm_neon_armv7.h"
@@ -17,8 +22,25 @@ namespace {
 
 bool Always() { return true; }
 
+#ifdef HEADWISE_INT8_AVX2
+// The x86 VNNI and AMX families quantize with the AVX2 loop, so they need AVX2 as well (every
+// CPU with those extensions has it; the check keeps the contract explicit).
+bool Avx512VnniFamily() { return Int8Avx512VnniAvailable() && Int8Avx2Available(); }
+bool AvxVnniFamily() { return Int8AvxVnniAvailable() && Int8Avx2Available(); }
+bool AmxFamily() { return Int8AmxAvailable() && Int8Avx2Available(); }
+#endif
+
 // Most preferred first; the first available entry is the one Int8Gemm runs.
 const Int8Kernel kKernels[] = {
+#if defined(HEADWISE_INT8_AVX2) && defined(HEADWISE_INT8_AMX)
+    {"amx", AmxFamily, Int8GemmAmx, QuantizeRowsAvx2},
+#endif
+#if defined(HEADWISE_INT8_AVX2) && defined(HEADWISE_INT8_AVX512VNNI)
+    {"avx512-vnni", Avx512VnniFamily, Int8GemmAvx512Vnni, QuantizeRowsAvx2},
+#endif
+#if defined(HEADWISE_INT8_AVX2) && defined(HEADWISE_INT8_AVXVNNI)
+    {"avx-vnni", AvxVnniFamily, Int8GemmAvxVnni, QuantizeRowsAvx2},
+#endif
 #ifdef HEADWISE_INT8_AVX2
     {"avx2", Int8Avx2Available, Int8GemmAvx2, QuantizeRowsAvx2},
 #endif
@@ -34,9 +56,22 @@ const Int8Kernel kKernels[] = {
     {"portable", Always, Int8GemmReference, QuantizeRowsReference},
 };
 
+// HEADWISE_INT8_KERNEL=<name> picks an available family below the CPU's first choice (to
+// compare families end to end, or to rule a kernel out); a name that is not compiled in or
+// that this CPU cannot run is ignored. Read once.
+const Int8Kernel& Choose() {
+  const char* want = std::getenv("HEADWISE_INT8_KERNEL");
+  if (want != nullptr && *want != '\0') {
+    for (const Int8Kernel& k : kKernels) {
+      if (std::strcmp(k.name, want) == 0 && k.available()) return k;
+    }
+  }
+  return *std::find_if(std::begin(kKernels), std::end(kKernels),
+                       [](const Int8Kernel& k) { return k.available(); });
+}
+
 const Int8Kernel& Selected() {
-  static const Int8Kernel& chosen = *std::find_if(
-      std::begin(kKernels), std::end(kKernels), [](const Int8Kernel& k) { return k.available(); });
+  static const Int8Kernel& chosen = Choose();
   return chosen;
 }
 

@@ -7,16 +7,24 @@
 // I8 layout, read in place). Sums are exact in int32 (k < 2^17).
 //
 // Kernel families, one file each (int8_gemm_<family>.cc), chosen once per process from the CPU
-// (Int8Kernels(): the first available entry wins):
+// (Int8Kernels(): the first available entry wins; the environment variable
+// HEADWISE_INT8_KERNEL=<name> picks another family this CPU runs, e.g. to compare families end
+// to end; an unknown or unavailable name is ignored):
+//   amx           x86 with AMX-INT8 granted by the OS: tile products (tdpbssd) for 8+ rows,
+//                 the avx512-vnni tiles for fewer rows and for channel remainders
+//   avx512-vnni   x86 with AVX-512 VNNI: vpdpbusd on 64 bytes, tiles of 4 rows x 4 channels
+//   avx-vnni      x86 with AVX-VNNI (no AVX-512): vpdpbusd on 32 bytes, tiles of 2 x 4
 //   avx2          x86 with AVX2: 32 multiply-adds per instruction pair (|x| * sign(w, x) as
 //                 u8 x s8; no saturation since 127 * 127 * 2 < 2^15)
 //   neon-dotprod  aarch64 with the dot-product extension (SDOT; Cortex-A55/A76, Raspberry Pi 5)
 //   neon          aarch64 without it (Cortex-A53/A72, Raspberry Pi 3/4): SMULL/SMLAL/SADALP
 //   neon-armv7    32-bit ARM with NEON (armhf; cpuinfo_has_arm_neon() decides at run time)
 //   portable      the reference loops below, everywhere else
-// Every family gives the reference loop's exact int32 sums and finishes them with the same
-// scalar code (int8_gemm_kernel.h), so y is bit-identical to Int8GemmReference on every path;
-// QuantizeRowsDynamic gives QuantizeRowsReference's bytes and scales for finite x.
+// Every family gives the reference loop's exact int32 sums and finishes them with the
+// reference's operations (int8_gemm_kernel.h), so y is bit-identical to Int8GemmReference on
+// every path and for every split of [begin, end) (thread count); QuantizeRowsDynamic gives
+// QuantizeRowsReference's bytes and scales for finite x (the x86 families share the AVX2
+// quantizer).
 #ifndef HEADWISE_RUNTIME_KERNELS_INT8_GEMM_H_
 #define HEADWISE_RUNTIME_KERNELS_INT8_GEMM_H_
 

@@ -5,9 +5,11 @@
 // vpdpbusd multiplies unsigned by signed bytes, so w is read as the unsigned w + 128 (one xor
 // per 64 weight bytes, in registers: the file's bytes are read in place) and 128 * sum_k x[r, k]
 // is subtracted from each sum; the int32 arithmetic wraps, so the result is the exact sum for
-// every k the contract allows. Tiles of 4 rows x 4 output channels (16 accumulators, the 4
-// weight rows loaded once per 64 bytes for 4 rows of x), reduced across lanes to one vector of
-// 16 sums and finished 16 at a time with the reference's operations (Int8FinishX16).
+// every k the contract allows. Output channels in blocks of 16 that every row passes while the
+// block's weights stay in L1; tiles of 16 accumulators (1 row x 16 channels for a single row,
+// 2 x 8, 4 x 4 for several: each weight vector loaded once for the tile's rows), reduced across
+// lanes to one vector of 16 sums and finished 16 at a time with the reference's operations
+// (Int8FinishX16); the weights two blocks ahead are prefetched.
 #ifndef HEADWISE_RUNTIME_KERNELS_INT8_GEMM_AVX512VNNI_H_
 #define HEADWISE_RUNTIME_KERNELS_INT8_GEMM_AVX512VNNI_H_
 

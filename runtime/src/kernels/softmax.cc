@@ -93,6 +93,23 @@ HEADWISE_AVX2 size_t FirstIndexOfAvx2(const float* x, size_t n, float value) {
   return n - 1;
 }
 
+// Eight scores at a time with the scalar loop's operations (sub, sub, add: nothing to contract).
+HEADWISE_AVX2 size_t FirstScoreAboveAvx2(const float* x, size_t from, size_t n, float base,
+                                         float max, float log_sum, float threshold) {
+  const __m256 vb = _mm256_set1_ps(base), vm = _mm256_set1_ps(max), vl = _mm256_set1_ps(log_sum);
+  const __m256 vt = _mm256_set1_ps(threshold);
+  size_t i = from;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 s = _mm256_add_ps(vb, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vl));
+    const int mask = _mm256_movemask_ps(_mm256_cmp_ps(s, vt, _CMP_GT_OQ));
+    if (mask != 0) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+  }
+  for (; i < n; ++i) {
+    if (base + ((x[i] - max) - log_sum) > threshold) return i;
+  }
+  return n;
+}
+
 HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) {
   V8 acc = {};
   size_t i = 0;
@@ -115,6 +132,17 @@ size_t FirstIndexOf(const float* x, size_t n, float value) {
   size_t i = 0;
   while (i + 1 < n && !(x[i] == value)) ++i;
   return i;
+}
+
+size_t FirstScoreAbove(const float* x, size_t from, size_t n, float base, float max,
+                       float log_sum, float threshold) {
+#ifdef HEADWISE_HAVE_AVX2_PATHS
+  if (CpuHasAvx2Fma()) return FirstScoreAboveAvx2(x, from, n, base, max, log_sum, threshold);
+#endif
+  for (size_t i = from; i < n; ++i) {
+    if (base + ((x[i] - max) - log_sum) > threshold) return i;
+  }
+  return n;
 }
 
 void ExpInPlace(float* x, size_t n) {

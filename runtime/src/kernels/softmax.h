@@ -23,6 +23,13 @@ LogSoftmaxNorm LogSoftmaxNormalizer(const float* x, size_t n);
 // (lowest id on ties) once the maximum is known.
 size_t FirstIndexOf(const float* x, size_t n, float value);
 
+// The first i in [from, n) with base + ((x[i] - max) - log_sum) > threshold, each operation
+// rounded in float in that order (a beam candidate's score: its beam's score plus the token's
+// log-probability), or n when there is none. NaN never qualifies. Beam search skips with it the
+// candidates that cannot enter its list.
+size_t FirstScoreAbove(const float* x, size_t from, size_t n, float base, float max,
+                       float log_sum, float threshold);
+
 // exp(x) for every element, in place; accurate to a few ulp over the float range; vectorises.
 void ExpInPlace(float* x, size_t n);
 

@@ -1,0 +1,217 @@
+// How close a batch-1 decode step comes to the machine's memory bandwidth, and what a second
+// thread buys, on synthetic models (bench/synthetic_model.h).
+//
+// model/decode_bandwidth/SIZE/weights:W: one iteration runs, in CPU time of this thread (one
+// thread, no pool), greedy decoding of 64 and of 1 token (decode step = (t64 - t1) / 63, as
+// model/decode_step_vs_matrix_ops), and a plain streaming read of a buffer as large as the
+// weights one decode step reads (the decoder's matrices with their scales and biases, and
+// lm_head), repeated kStreamPasses times. The two see the same cache level, so
+//   step_GBps = weight bytes per step / decode step,  stream_GBps = the read loop's rate,
+//   step_over_stream = step_GBps / stream_GBps
+// is the share of the attainable bandwidth the decode step reaches (1 = as fast as reading the
+// weights and doing nothing else).
+//
+// model/threads/SIZE/weights:W/batch:B: the same translation (encode 20 tokens, greedy 64) on a
+// one-thread and on a two-thread Translator in turn within each iteration, wall time;
+// counters ms_1_thread, ms_2_threads and speedup_2_threads (ms_1 / ms_2). Only meaningful on a
+// machine with two otherwise idle cores.
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "bench/synthetic_model.h"
+#include "encoder.h"
+#include "search.h"
+#include "translator_impl.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace headwise::bench {
+namespace {
+
+constexpr size_t kSourceLength = 20;
+constexpr int kSteps = 64;
+constexpr int kStreamPasses = 8;
+
+size_t MatrixBytes(const WeightView& w) {
+  if (w.empty()) return 0;
+  return w.elements() * DTypeSize(w.dtype) + (w.scale != nullptr ? w.rows * sizeof(float) : 0);
+}
+
+size_t AttentionStepBytes(const AttentionWeights& a, bool cross) {
+  if (a.num_heads == 0) return 0;
+  // Cross-attention's K and V are projected once per call (RunEncoder), not per step.
+  size_t bytes = MatrixBytes(a.q_w) + MatrixBytes(a.q_b) + MatrixBytes(a.out_w) + MatrixBytes(a.out_b);
+  if (!cross) bytes += MatrixBytes(a.k_w) + MatrixBytes(a.k_b) + MatrixBytes(a.v_w) + MatrixBytes(a.v_b);
+  return bytes;
+}
+
+}  // namespace
+
+// The weight bytes one decode step reads (every row count reads them once).
+size_t DecodeStepWeightBytes(const Model::Impl& m) {
+  size_t bytes = MatrixBytes(m.lm_head) + MatrixBytes(m.final_logits_bias);
+  for (const DecoderLayerWeights& l : m.decoder_layers) {
+    bytes += AttentionStepBytes(l.self_attn, false) + AttentionStepBytes(l.cross_attn, true);
+    bytes += MatrixBytes(l.ffn.fc1_w) + MatrixBytes(l.ffn.fc1_b) + MatrixBytes(l.ffn.fc2_w) +
+             MatrixBytes(l.ffn.fc2_b);
+  }
+  return bytes;
+}
+
+namespace {
+
+// A plain streaming read: the sum of every 64-bit word (AVX2 loads on x86 where the CPU has
+// them, so the loop is bound by the memory system, not by instructions).
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) uint64_t StreamReadAvx2(const uint8_t* p, size_t n) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  size_t i = 0;
+  for (; i + 128 <= n; i += 128) {
+    a0 = _mm256_add_epi64(a0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
+    a1 = _mm256_add_epi64(a1, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
+    a2 = _mm256_add_epi64(a2, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 64)));
+    a3 = _mm256_add_epi64(a3, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 96)));
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
+                     _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)));
+  uint64_t sum = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+  for (; i < n; ++i) sum += p[i];
+  return sum;
+}
+#endif
+
+uint64_t StreamRead(const uint8_t* p, size_t n) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) return StreamReadAvx2(p, n);
+#endif
+  uint64_t a[8] = {};
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    for (int j = 0; j < 8; ++j) {
+      uint64_t v;
+      std::memcpy(&v, p + i + 8 * j, sizeof v);
+      a[j] += v;
+    }
+  }
+  uint64_t sum = a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
+  for (; i < n; ++i) sum += p[i];
+  return sum;
+}
+
+TranslatorLimits Limits(int batch, int threads) {
+  TranslatorLimits l;
+  l.max_batch = batch;
+  l.max_beam = 1;
+  l.max_source_tokens = 64;
+  l.max_target_tokens = kSteps;
+  l.num_threads = threads;
+  return l;
+}
+
+void BM_DecodeBandwidth(benchmark::State& state, SyntheticOptions o) {
+  const std::unique_ptr<LoadedModel> m = LoadSynthetic(o);
+  Result<std::unique_ptr<Translator::Impl>> made = CreateTranslatorImpl(m->model, Limits(1, 1));
+  if (!made.ok()) Die(made.status().ToString());
+  Translator::Impl& t = **made;
+  const size_t bytes = DecodeStepWeightBytes(t.model_impl());
+  // 64-byte aligned, touched once so the pages exist before the first timed pass.
+  std::vector<uint64_t> words((bytes + 63) / 64 * 8 + 8, 1);
+  const uint8_t* stream = reinterpret_cast<const uint8_t*>(
+      (reinterpret_cast<uintptr_t>(words.data()) + 63) / 64 * 64);
+  const std::vector<int32_t> src = SyntheticSource(o.size, kSourceLength, 1);
+  const TokenSpan span{src.data(), src.size()};
+  SearchOptions full, one;
+  full.max_length = kSteps;
+  one.max_length = 1;
+  double step_total = 0, stream_total = 0;
+  uint64_t sink = 0;
+  for (auto _ : state) {
+    double t0 = ThreadCpuSeconds();
+    if (!RunEncoder(t.net, t.buf.encoder, &span, 1).ok() ||
+        !RunGreedy(t.decoder(), t.buf.search, 1, full, kSteps).ok()) {
+      Die("greedy failed");
+    }
+    const double t64 = ThreadCpuSeconds() - t0;
+    t0 = ThreadCpuSeconds();
+    if (!RunEncoder(t.net, t.buf.encoder, &span, 1).ok() ||
+        !RunGreedy(t.decoder(), t.buf.search, 1, one, 1).ok()) {
+      Die("greedy failed");
+    }
+    const double t1 = ThreadCpuSeconds() - t0;
+    t0 = ThreadCpuSeconds();
+    for (int pass = 0; pass < kStreamPasses; ++pass) sink += StreamRead(stream, bytes);
+    stream_total += (ThreadCpuSeconds() - t0) / kStreamPasses;
+    step_total += (t64 - t1) / (kSteps - 1);
+  }
+  benchmark::DoNotOptimize(sink);
+  const double n = static_cast<double>(state.iterations());
+  const double step = step_total / n, pass = stream_total / n;
+  state.counters["weight_MB_per_step"] = static_cast<double>(bytes) / 1e6;
+  state.counters["decode_step_us"] = step * 1e6;
+  state.counters["step_GBps"] = static_cast<double>(bytes) / step / 1e9;
+  state.counters["stream_GBps"] = static_cast<double>(bytes) / pass / 1e9;
+  state.counters["step_over_stream"] = pass / step;
+  state.SetLabel(t.kernel_paths);
+}
+
+void BM_Threads(benchmark::State& state, SyntheticOptions o, int batch) {
+  const std::unique_ptr<LoadedModel> m = LoadSynthetic(o);
+  std::unique_ptr<Translator> tr[2];
+  for (int i = 0; i < 2; ++i) {
+    Result<std::unique_ptr<Translator>> made = Translator::Create(m->model, Limits(batch, i + 1));
+    if (!made.ok()) Die(made.status().ToString());
+    tr[i] = std::move(made).value();
+  }
+  std::vector<std::vector<int32_t>> sources;
+  std::vector<TokenSpan> spans;
+  for (int b = 0; b < batch; ++b) sources.push_back(SyntheticSource(o.size, kSourceLength, 1 + b));
+  for (const auto& s : sources) spans.push_back({s.data(), s.size()});
+  SearchOptions search;
+  search.max_length = kSteps;
+  double wall[2] = {0, 0};
+  for (auto _ : state) {
+    for (int i = 0; i < 2; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!tr[i]->TranslateIds(spans.data(), spans.size(), search).ok()) Die("TranslateIds failed");
+      wall[i] += SecondsSince(t0);
+    }
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["ms_1_thread"] = wall[0] / n * 1e3;
+  state.counters["ms_2_threads"] = wall[1] / n * 1e3;
+  state.counters["speedup_2_threads"] = wall[0] / wall[1];
+  state.counters["batch"] = batch;
+}
+
+}  // namespace
+
+void RegisterBandwidthBenchmarks(const BenchConfig& config) {
+  const ModelSize z = config.smoke ? kTiny : kBase;
+  for (WeightFormat format : {WeightFormat::kI8, WeightFormat::kF32}) {
+    SyntheticOptions o{z, z.heads, z.heads, z.heads, 1, format};
+    const std::string fmt = std::string("/weights:") + WeightFormatName(format);
+    auto* b = benchmark::RegisterBenchmark(
+        (std::string("model/decode_bandwidth/") + z.name + fmt).c_str(), BM_DecodeBandwidth, o);
+    b->Unit(benchmark::kMillisecond);
+    b->Iterations(config.smoke ? 2 : 5);
+    for (int batch : {1, 32}) {
+      if (batch > 1 && !config.long_set) continue;
+      auto* t = benchmark::RegisterBenchmark(
+          (std::string("model/threads/") + z.name + fmt + "/batch:" + std::to_string(batch)).c_str(),
+          BM_Threads, o, batch);
+      t->Unit(benchmark::kMillisecond);
+      t->UseRealTime();
+      t->Iterations(config.smoke ? 1 : 5);
+    }
+  }
+}
+
+}  // namespace headwise::bench
