@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "search.h"
+#include "shortlist.h"
 
 namespace headwise {
 namespace {
@@ -39,8 +40,10 @@ struct TopCandidates {
   }
 };
 
-// Ranks the candidates of sentence s from its `live` rows of logits starting at `x`.
-size_t SelectCandidates(const SearchBuffers& b, size_t s, size_t live, float* x, size_t beam) {
+// Ranks the candidates of sentence s from its `live` rows of logits starting at `x`; with a
+// shortlist only its union's tokens (the others are -inf), still in increasing order.
+size_t SelectCandidates(const SearchBuffers& b, const ShortlistOutput* shortlist, size_t s,
+                        size_t live, float* x, size_t beam) {
   const size_t V = b.vocab;
   const size_t K = b.max_beam;
   TopCandidates top{b.cand_value, b.cand_index, 2 * beam};
@@ -50,6 +53,14 @@ size_t SelectCandidates(const SearchBuffers& b, size_t s, size_t live, float* x,
     const float log_sum = MaskPadAndLogSumExp(b, row, &max);
     const float score = b.slot_score[b.live_slot[s * K + j]];
     const int32_t base = static_cast<int32_t>(j * V);
+    if (shortlist != nullptr) {
+      for (size_t i = 0; i < shortlist->size(); ++i) {
+        const int32_t v = shortlist->ids()[i];
+        if (v == b.pad_id) continue;
+        top.Offer(score + ((row[v] - max) - log_sum), base + v);
+      }
+      continue;
+    }
     for (size_t v = 0; v < V; ++v) {
       if (static_cast<int32_t>(v) == b.pad_id) continue;
       top.Offer(score + ((row[v] - max) - log_sum), base + static_cast<int32_t>(v));
@@ -131,7 +142,8 @@ Status RunBeam(const Decoder& decoder, const SearchBuffers& b, size_t batch,
     for (size_t s = 0; s < batch; ++s) {
       if (b.done[s]) continue;
       const size_t live = static_cast<size_t>(b.live_count[s]);
-      const size_t num_cand = SelectCandidates(b, s, live, b.logits + row * V, beam);
+      const size_t num_cand =
+          SelectCandidates(b, decoder.shortlist(), s, live, b.logits + row * V, beam);
       row += live;
       size_t count = 0;
       for (size_t c = 0; c < num_cand && count < beam; ++c) {

@@ -13,6 +13,7 @@
 #include "headwise/headwise.hpp"
 #include "model_impl.h"
 #include "search.h"
+#include "shortlist.h"
 
 namespace headwise {
 
@@ -28,6 +29,9 @@ struct TranslatorBuffers {
   Int8Scratch int8;
   // F16 copies of one operator's input and output rows; empty unless the f16 path is on.
   F16Scratch f16;
+  // The vocabulary shortlist's union and gathered output rows (shortlist.h); empty unless
+  // ShortlistEnabled.
+  ShortlistBuffers shortlist;
 };
 
 // Takes every buffer of `buf` from `carver` (see arena.h: run once to measure, once to carve).
