@@ -363,10 +363,11 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--title", default="", help="plot title (default: the run directory)")
     pr.set_defaults(func=_lazy("plot_run", "run_plot"))
 
-    from . import analyze_cli, prune_cli, sweep_cli
+    from . import analyze_cli, prune_cli, shortlist, sweep_cli
     prune_cli.register(sub)    # prune, prune-eval
     analyze_cli.register(sub)  # analyze
     sweep_cli.register(sub)    # sweep
+    shortlist.register(sub)    # shortlist
     return p
 
 
