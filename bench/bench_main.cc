@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   headwise::bench::RegisterLayerBenchmarks(config);
   headwise::bench::RegisterModelBenchmarks(config);
   headwise::bench::RegisterLoadBenchmarks(config);
+  headwise::bench::RegisterShortlistBenchmarks(config);
   benchmark::AddCustomContext("set", config.smoke ? "smoke" : config.long_set ? "long" : "default");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -22,6 +22,8 @@ void RegisterInt8KernelBenchmarks(const BenchConfig& config);
 void RegisterLayerBenchmarks(const BenchConfig& config);
 void RegisterModelBenchmarks(const BenchConfig& config);
 void RegisterLoadBenchmarks(const BenchConfig& config);
+// Only with HEADWISE_BENCH_SHORTLIST_MODEL and _TEXT set (shortlist_bench.cc).
+void RegisterShortlistBenchmarks(const BenchConfig& config);
 
 // VmHWM / VmRSS of this process in bytes (0 when /proc is not readable).
 size_t PeakRssBytes();

@@ -142,16 +142,22 @@ ModelSpec MakeSyntheticSpec(const SyntheticOptions& o) {
 ShortlistSpec MakeSyntheticShortlist(uint32_t vocab, uint32_t frequent, uint32_t per_source,
                                      uint32_t seed) {
   std::mt19937 rng(seed);
-  // k distinct ids of [0, vocab), ascending (a partial Fisher-Yates shuffle).
+  // k distinct ids of [0, vocab), ascending (a partial Fisher-Yates shuffle of the identity;
+  // the swaps are undone afterwards, so each draw costs O(k), not O(vocab)).
   std::vector<uint32_t> all(vocab);
+  for (uint32_t i = 0; i < vocab; ++i) all[i] = i;
+  std::vector<uint32_t> swapped;
   const auto draw = [&](uint32_t k) {
-    for (uint32_t i = 0; i < vocab; ++i) all[i] = i;
     k = std::min(k, vocab);
+    swapped.clear();
     for (uint32_t i = 0; i < k; ++i) {
       std::uniform_int_distribution<uint32_t> pick(i, vocab - 1);
-      std::swap(all[i], all[pick(rng)]);
+      const uint32_t j = pick(rng);
+      std::swap(all[i], all[j]);
+      swapped.push_back(j);
     }
     std::vector<uint32_t> ids(all.begin(), all.begin() + k);
+    for (uint32_t i = k; i-- > 0;) std::swap(all[i], all[swapped[i]]);
     std::sort(ids.begin(), ids.end());
     return ids;
   };
