@@ -50,7 +50,7 @@ size_t SelectCandidates(const SearchBuffers& b, const ShortlistOutput* shortlist
   for (size_t j = 0; j < live; ++j) {
     float* row = x + j * V;
     float max = 0.0f;
-    const float log_sum = MaskPadAndLogSumExp(b, row, &max);
+    const float log_sum = MaskPadAndLogSumExp(b, row, &max, shortlist);
     const float score = b.slot_score[b.live_slot[s * K + j]];
     const int32_t base = static_cast<int32_t>(j * V);
     if (shortlist != nullptr) {

@@ -32,7 +32,7 @@ Status RunGreedy(const Decoder& decoder, const SearchBuffers& b, size_t batch,
       const size_t s = static_cast<size_t>(rows_of.sentence[r]);
       float* x = b.logits + r * V;
       float max = 0.0f;
-      const float log_sum = MaskPadAndLogSumExp(b, x, &max);
+      const float log_sum = MaskPadAndLogSumExp(b, x, &max, shortlist);
       size_t best = kernels::FirstIndexOf(x, V, max);  // lowest id reaching the maximum
       // With a shortlist the ids outside its union are -inf: best is inside unless every logit
       // of the union is -inf or NaN (non-finite weights); EOS (always inside) then ends it.

@@ -9,6 +9,7 @@
 #include "common/half.h"
 #include "kernels/f32_gemv.h"
 #include "kernels/int8_gemm.h"
+#include "kernels/softmax.h"
 #include "parallel.h"
 
 namespace headwise {
@@ -37,6 +38,7 @@ void LayoutShortlist(const Model::Impl& model, const TranslatorLimits& limits, A
   buf->run_first = c.Take<int32_t>({C});
   buf->run_length = c.Take<int32_t>({C});
   buf->run_offset = c.Take<int32_t>({C});
+  buf->row = c.Take<float>({C});
   switch (model.lm_head.dtype) {
     case DType::kI8:
       buf->w8 = c.Take<int8_t>({C, static_cast<size_t>(d)});
@@ -100,6 +102,14 @@ void ShortlistOutput::Prepare(const TokenSpan* sources, size_t batch, float* log
       break;
   }
   std::fill(logits, logits + rows * V, -std::numeric_limits<float>::infinity());
+}
+
+float ShortlistOutput::LogSumExp(const float* logits, float* max_out) const {
+  const ShortlistBuffers& b = *buf_;
+  for (size_t j = 0; j < size_; ++j) b.row[j] = logits[b.ids[j]];
+  const kernels::LogSoftmaxNorm norm = kernels::LogSoftmaxNormalizer(b.row, size_);
+  *max_out = norm.max;
+  return norm.log_sum;
 }
 
 Status ShortlistOutput::Run(size_t rows, const float* x, float* logits, pthreadpool* pool) const {

@@ -26,7 +26,7 @@
 //     rounds to F16, the union's does not.
 //
 // Memory (planned by LayoutShortlist from the limits): marks [V] bytes and the union's ids
-// [C] plus runs [3 C]; I8: [C, d] int8 rows, [C] scales and biases and the compact output
+// [C] plus runs [3 C], one row of union logits [C] floats; I8: [C, d] int8 rows, [C] scales and biases and the compact output
 // [R, C]; F16: [C, d] floats. C = min(V, frequent + 2 + min(V, B * S) * longest list).
 // No allocation after Create.
 #ifndef HEADWISE_RUNTIME_SHORTLIST_H_
@@ -59,6 +59,7 @@ struct ShortlistBuffers {
   float* bias = nullptr;         // I8: [C] gathered final_logits_bias
   float* out = nullptr;          // I8: [R, C] the union's logits before the scatter
   float* w32 = nullptr;          // F16: [C, d] widened rows
+  float* row = nullptr;          // [C] one row's union logits (LogSumExp)
 };
 
 // Whether a Translator with these limits uses the model's shortlist.
@@ -89,6 +90,11 @@ class ShortlistOutput {
   size_t size() const { return size_; }
   const int32_t* ids() const { return buf_->ids; }
   bool Allows(size_t id) const { return buf_->marks[id] != 0; }
+
+  // log(sum exp(x - max)) over the union's entries of one vocab-sized logits row (the others
+  // are -inf and add nothing) and its max (kernels::LogSoftmaxNormalizer over the union's
+  // logits gathered in id order: with every id in the union, exactly the full row's result).
+  float LogSumExp(const float* logits, float* max_out) const;
 
  private:
   void RunFloat(size_t rows, const float* x, float* logits, pthreadpool* pool) const;
