@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   headwise::bench::RegisterLoadBenchmarks(config);
   headwise::bench::RegisterBandwidthBenchmarks(config);
   headwise::bench::RegisterFileModelBenchmarks(config);
+  headwise::bench::RegisterShortlistBenchmarks(config);
   benchmark::AddCustomContext("set", config.smoke ? "smoke" : config.long_set ? "long" : "default");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -32,6 +32,8 @@ void RegisterFileModelBenchmarks(const BenchConfig& config);
 // q/k/v/out, cross-attention q/out, fc1, fc2) with their scales and biases, and lm_head with
 // final_logits_bias (bandwidth_bench.cc).
 size_t DecodeStepWeightBytes(const Model::Impl& model);
+// Only with HEADWISE_BENCH_SHORTLIST_MODEL and _TEXT set (shortlist_bench.cc).
+void RegisterShortlistBenchmarks(const BenchConfig& config);
 
 // VmHWM / VmRSS of this process in bytes (0 when /proc is not readable).
 size_t PeakRssBytes();

@@ -1,7 +1,9 @@
 // Model-level benchmarks on synthetic models (bench/synthetic_model.h): end-to-end sentence
 // latency and throughput (encode a 20-token source + greedy-decode 64 tokens) for batch 1 and
 // 16, 1 and 2 threads; latency per remaining head count (encoder heads only, and all three
-// attention kinds cut together); and the decode step against its matrix products run alone.
+// attention kinds cut together), each point with the vocabulary shortlist off and on; the
+// decode step against its matrix products run alone; and the decode step with the shortlist
+// on against off.
 #include <ctime>
 #include <memory>
 #include <string>
@@ -22,7 +24,7 @@ constexpr int kSteps = 64;
 std::string Key(const SyntheticOptions& o) {
   return std::string(o.size.name) + "/" + std::to_string(o.encoder_heads) + "/" +
          std::to_string(o.decoder_self_heads) + "/" + std::to_string(o.decoder_cross_heads) + "/" +
-         WeightFormatName(o.weights);
+         WeightFormatName(o.weights) + (o.shortlist ? "/shortlist" : "");
 }
 
 // Benchmarks run in registration order, so consecutive ones on the same model share it; one
@@ -38,8 +40,9 @@ const LoadedModel& CachedModel(const SyntheticOptions& o) {
   return *model;
 }
 
-TranslatorLimits Limits(int batch, int threads) {
+TranslatorLimits Limits(int batch, int threads, bool shortlist = true) {
   TranslatorLimits l;
+  l.use_shortlist = shortlist;
   l.max_batch = batch;
   l.max_beam = 1;
   l.max_source_tokens = 64;
@@ -131,23 +134,75 @@ void BM_DecodeStepVsMatrixOps(benchmark::State& state, SyntheticOptions o) {
   state.counters["step_over_matrix_ops"] = step_total / ops_total;
 }
 
+// The decode step with the vocabulary shortlist on against off, on one model that carries it
+// (bench/synthetic_model.h's synthetic shortlist): per iteration, each translator runs greedy
+// 64 tokens and greedy 1 token, alternating, in CPU time of this thread; decode step =
+// (t64 - t1) / 63. `beam` 4: beam search, every beam running the 64 steps (the synthetic EOS
+// never wins), so a step is 4 rows. Counters decode_step_us_off / _on, step_speedup (off /
+// on), union (pieces the shortlist allows for the source) and vocab.
+void BM_DecodeStepShortlist(benchmark::State& state, SyntheticOptions o, int beam) {
+  o.shortlist = true;
+  const LoadedModel& m = CachedModel(o);
+  std::unique_ptr<Translator> on, off;
+  for (bool use : {true, false}) {
+    TranslatorLimits limits = Limits(1, 1, use);
+    limits.max_beam = beam;
+    Result<std::unique_ptr<Translator>> tr = Translator::Create(m.model, limits);
+    if (!tr.ok()) Die(tr.status().ToString());
+    (use ? on : off) = std::move(tr).value();
+  }
+  if (!on->uses_shortlist() || off->uses_shortlist()) Die("the shortlist switch does not work");
+  const std::vector<int32_t> src = SyntheticSource(o.size, kSourceLength, 1);
+  const TokenSpan span{src.data(), src.size()};
+  SearchOptions full, one;
+  full.max_length = kSteps;
+  one.max_length = 1;
+  full.beam_size = one.beam_size = beam;
+  double step[2] = {0, 0};
+  for (auto _ : state) {
+    for (int i = 0; i < 2; ++i) {
+      Translator& t = i == 0 ? *off : *on;
+      double t0 = ThreadCpuSeconds();
+      if (!t.TranslateIds(&span, 1, full).ok()) Die("TranslateIds failed");
+      const double t64 = ThreadCpuSeconds() - t0;
+      if (t.hypothesis(0, 0).size != kSteps) {
+        state.SkipWithError("a synthetic translation ended before the fixed length");
+      }
+      t0 = ThreadCpuSeconds();
+      if (!t.TranslateIds(&span, 1, one).ok()) Die("TranslateIds failed");
+      const double t1 = ThreadCpuSeconds() - t0;
+      step[i] += (t64 - t1) / (kSteps - 1);
+    }
+  }
+  const double n = static_cast<double>(state.iterations());
+  auto pieces = m.model->ShortlistPieces({src});
+  state.counters["decode_step_us_off"] = step[0] / n * 1e6;
+  state.counters["decode_step_us_on"] = step[1] / n * 1e6;
+  state.counters["step_speedup"] = step[0] / step[1];
+  state.counters["union"] = pieces.ok() ? static_cast<double>(pieces->size()) : 0.0;
+  state.counters["vocab"] = o.size.vocab;
+}
+
 // Latency per remaining head count: 48, 36, 24, 12, 6, 0 encoder heads (6 layers x 8 heads =
 // 8, 6, 4, 2, 1, 0 per layer), with the decoder's self- and cross-attention kept whole
 // (`everything` false) or cut to the same per-layer count. Every model translates once per
 // iteration, round robin, timed in CPU time of this thread, so a change in machine load hits
 // every point alike and the ratios stay meaningful on a busy machine. Counters ms_heads_K and
-// work_heads_K (multiply-adds relative to all heads) per encoder head total K.
+// work_heads_K (multiply-adds relative to all heads) per encoder head total K. Each model
+// carries the synthetic vocabulary shortlist; ms_heads_K is without it (use_shortlist false),
+// ms_heads_K_shortlist with it, both measured in the same iterations.
 void BM_HeadsSweep(benchmark::State& state, ModelSize z, bool everything,
                    WeightFormat format) {
   struct Point {
     uint32_t total_heads;
     std::unique_ptr<LoadedModel> model;
-    std::unique_ptr<Translator> translator;
-    double cpu = 0;
+    std::unique_ptr<Translator> translator;  // full vocabulary
+    std::unique_ptr<Translator> shortlisted;
+    double cpu = 0, cpu_shortlist = 0;
     double work = 0;
   };
   std::vector<Point> points;
-  const SyntheticOptions all{z, z.heads, z.heads, z.heads, 1, format};
+  const SyntheticOptions all{z, z.heads, z.heads, z.heads, 1, format, /*shortlist=*/true};
   const double full = TranslationMacs(all, 1, kSourceLength, kSteps);
   for (uint32_t per_layer : {8u, 6u, 4u, 2u, 1u, 0u}) {
     const uint32_t k = per_layer * z.heads / 8;
@@ -158,9 +213,12 @@ void BM_HeadsSweep(benchmark::State& state, ModelSize z, bool everything,
     Point p;
     p.total_heads = k * z.encoder_layers;
     p.model = LoadSynthetic(o);
-    Result<std::unique_ptr<Translator>> tr = Translator::Create(p.model->model, Limits(1, 1));
+    Result<std::unique_ptr<Translator>> tr = Translator::Create(p.model->model, Limits(1, 1, false));
     if (!tr.ok()) Die(tr.status().ToString());
     p.translator = std::move(tr).value();
+    tr = Translator::Create(p.model->model, Limits(1, 1, true));
+    if (!tr.ok()) Die(tr.status().ToString());
+    p.shortlisted = std::move(tr).value();
     p.work = TranslationMacs(o, 1, kSourceLength, kSteps) / full;
     points.push_back(std::move(p));
   }
@@ -170,17 +228,21 @@ void BM_HeadsSweep(benchmark::State& state, ModelSize z, bool everything,
   search.max_length = kSteps;
   for (auto _ : state) {
     for (Point& p : points) {
-      const double t0 = ThreadCpuSeconds();
-      if (!p.translator->TranslateIds(&span, 1, search).ok()) Die("TranslateIds failed");
-      p.cpu += ThreadCpuSeconds() - t0;
-      if (p.translator->hypothesis(0, 0).size != kSteps) {
-        state.SkipWithError("a synthetic translation ended before the fixed length");
+      for (Translator* t : {p.translator.get(), p.shortlisted.get()}) {
+        const double t0 = ThreadCpuSeconds();
+        if (!t->TranslateIds(&span, 1, search).ok()) Die("TranslateIds failed");
+        (t == p.translator.get() ? p.cpu : p.cpu_shortlist) += ThreadCpuSeconds() - t0;
+        if (t->hypothesis(0, 0).size != kSteps) {
+          state.SkipWithError("a synthetic translation ended before the fixed length");
+        }
       }
     }
   }
   const double n = static_cast<double>(state.iterations());
   for (const Point& p : points) {
     state.counters["ms_heads_" + std::to_string(p.total_heads)] = p.cpu / n * 1e3;
+    state.counters["ms_heads_" + std::to_string(p.total_heads) + "_shortlist"] =
+        p.cpu_shortlist / n * 1e3;
     state.counters["work_heads_" + std::to_string(p.total_heads)] = p.work;
   }
 }
@@ -217,6 +279,14 @@ void RegisterModelBenchmarks(const BenchConfig& config) {
           BM_DecodeStepVsMatrixOps, o);
       d->Unit(benchmark::kMillisecond);
       if (config.smoke) d->Iterations(2);
+      for (int beam : {1, 4}) {
+        auto* sl = benchmark::RegisterBenchmark(
+            (std::string("model/decode_step_shortlist/") + z.name + fmt + "/beam:" +
+             std::to_string(beam)).c_str(),
+            BM_DecodeStepShortlist, o, beam);
+        sl->Unit(benchmark::kMillisecond);
+        if (config.smoke) sl->Iterations(2);
+      }
     }
     std::vector<std::pair<const char*, WeightFormat>> sweeps = {
         {"encoder", WeightFormat::kF32}, {"all", WeightFormat::kF32},

@@ -46,23 +46,28 @@ def load(path):
 
 
 def heads_rows(runs):
-    """(size, weights, cut) -> [(encoder heads kept, CPU ms, work fraction)], all heads first.
+    """(size, weights, cut, shortlist) -> [(encoder heads kept, CPU ms, work fraction)], all
+    heads first; shortlist is "off" (ms_heads_K: the full vocabulary) or "on"
+    (ms_heads_K_shortlist, when the run has it).
 
-    From model/heads_sweep/SIZE/weights:W/CUT: every head count of a sweep is measured in the
-    same iterations, round-robin, so machine load drifts hit all points alike."""
+    From model/heads_sweep/SIZE/weights:W/CUT: every head count of a sweep, with and without
+    the shortlist, is measured in the same iterations, round-robin, so machine load drifts hit
+    all points alike."""
     series = {}
     for b in runs:
         m = re.match(r"model/heads_sweep/(\w+)/weights:(\w+)/(\w+)$", b["name"])
         if not m:
             continue
-        points = []
+        points = {"off": [], "on": []}
         for key, value in b.items():
-            k = re.match(r"ms_heads_(\d+)$", key)
+            k = re.match(r"ms_heads_(\d+)(_shortlist)?$", key)
             if k:
                 heads = int(k.group(1))
-                points.append((heads, value, b[f"work_heads_{heads}"]))
-        points.sort(reverse=True)
-        series[(m.group(1), m.group(2), m.group(3))] = points
+                points["on" if k.group(2) else "off"].append((heads, value, b[f"work_heads_{heads}"]))
+        for flag, pts in points.items():
+            if pts:
+                pts.sort(reverse=True)
+                series[(m.group(1), m.group(2), m.group(3), flag)] = pts
     return series
 
 
@@ -97,23 +102,35 @@ def report(context, runs):
                  f"{b['step_over_matrix_ops']:.2f}") for b in dec]
         parts.append("## Decode step vs its matrix products alone (batch 1)\n\n" + table(
             ["model", "decode step us", "matrix ops us", "ratio"], rows))
+    step = [b for b in runs if b["name"].startswith("model/decode_step_shortlist/")]
+    if step:
+        rows = [("/".join(b["name"].split("/")[2:]), f"{b['decode_step_us_off']:.0f}",
+                 f"{b['decode_step_us_on']:.0f}", f"{b['step_speedup']:.2f}x",
+                 f"{b['union']:.0f} of {b['vocab']:.0f}") for b in step]
+        parts.append("## Decode step with the vocabulary shortlist (batch 1, synthetic shortlist)\n\n"
+                     + table(["model", "full vocabulary us", "shortlist us", "speed-up",
+                              "union"], rows))
     series = heads_rows(runs)
     if series:
         rows = []
-        for (size, weights, cut), points in sorted(series.items()):
+        for (size, weights, cut, flag), points in sorted(series.items()):
             top = points[0]
+            full = series.get((size, weights, cut, "off"), points)
+            base = {h: t for h, t, _ in full}
             for heads, t, work in points:
                 saved_work = 1 - work / top[2]
                 saved_time = 1 - t / top[1]
                 prop = f"{saved_time / saved_work:.2f}" if saved_work > 1e-9 else "-"
-                rows.append((size, weights, cut, heads, f"{t:.2f}", f"{t / top[1]:.3f}",
-                             f"{work / top[2]:.3f}", prop))
+                rows.append((size, weights, cut, flag, heads, f"{t:.2f}", f"{t / top[1]:.3f}",
+                             f"{work / top[2]:.3f}", prop, f"{t / base[heads]:.3f}"))
         parts.append("## Latency per remaining head count (encode 20 + greedy 64, batch 1, 1 thread)\n\n"
-                     "CPU ms of the calling thread, every head count measured in the same iterations "
-                     "(round robin). 'proportion' = time saved / work saved relative to all heads "
-                     "(1.0 = latency falls exactly with the multiply-adds removed).\n\n" + table(
-                         ["size", "weights", "heads cut in", "encoder heads kept", "ms", "latency rel.",
-                          "work rel.", "proportion"], rows))
+                     "CPU ms of the calling thread, every head count (with the vocabulary shortlist "
+                     "off and on) measured in the same iterations (round robin). 'proportion' = time "
+                     "saved / work saved relative to all heads of the same series (1.0 = latency falls "
+                     "exactly with the multiply-adds removed; work counts the full output layer); "
+                     "'vs off' = time over the full vocabulary's at the same head count.\n\n" + table(
+                         ["size", "weights", "heads cut in", "shortlist", "encoder heads kept", "ms",
+                          "latency rel.", "work rel.", "proportion", "vs off"], rows))
     loads = [b for b in runs if b["name"].startswith("load/")]
     if loads:
         rows = [(b["name"][5:], f"{ms(b):.1f}", fmt_bytes(b["file_bytes"]), fmt_bytes(b["weight_bytes"]),
@@ -134,16 +151,26 @@ def plot(runs, path):
     series = heads_rows(runs)
     if not series:
         return False
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for (size, weights, cut), points in sorted(series.items()):
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    colors = {}
+    for (size, weights, cut, flag), points in sorted(series.items()):
         heads = [p[0] for p in points]
         label = f"{size} {weights}: {cut} cut"
-        line, = ax.plot(heads, [p[1] / points[0][1] for p in points], marker="o", label=f"{label}, latency")
-        ax.plot(heads, [p[2] / points[0][2] for p in points], linestyle="--", color=line.get_color(),
-                alpha=0.6, label=f"{label}, work")
+        # Both curves of a sweep relative to its all-heads point without the shortlist.
+        top = series.get((size, weights, cut, "off"), points)[0]
+        style = dict(marker="o") if flag == "off" else dict(marker="s", linestyle="-.")
+        if label in colors:
+            style["color"] = colors[label]
+        line, = ax.plot(heads, [p[1] / top[1] for p in points],
+                        label=f"{label}, latency, shortlist {flag}", **style)
+        colors[label] = line.get_color()
+        if flag == "off":
+            ax.plot(heads, [p[2] / points[0][2] for p in points], linestyle="--",
+                    color=line.get_color(), alpha=0.5, label=f"{label}, work (full vocabulary)")
     ax.set_xlabel("encoder heads kept (of 48)")
-    ax.set_ylabel("relative to all heads")
-    ax.set_title("headwise: latency vs heads kept (encode + greedy 64 tokens, batch 1)")
+    ax.set_ylabel("relative to all heads, full vocabulary")
+    ax.set_title("headwise: latency vs heads kept, vocabulary shortlist off / on\n"
+                 "(encode + greedy 64 tokens, batch 1)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()

@@ -36,7 +36,12 @@ ModelSpec MakeSyntheticSpec(const SyntheticOptions& o) {
   t.vector_scale = t.norm_gain_scale = t.norm_bias_scale = 0.1f;
   t.eos_bias = -50.0f;  // never stop early
   t.weights = o.weights;
-  return testing::MakeSyntheticSpec(t);
+  ModelSpec spec = testing::MakeSyntheticSpec(t);
+  if (o.shortlist) {
+    spec.shortlist = testing::MakeSyntheticShortlist(z.vocab, kShortlistFrequent,
+                                                     kShortlistPerSource, o.seed);
+  }
+  return spec;
 }
 
 std::vector<uint8_t> SerializeSynthetic(const SyntheticOptions& options) {

@@ -38,7 +38,17 @@ struct SyntheticOptions {
   uint32_t decoder_cross_heads = 8;
   uint32_t seed = 1;
   WeightFormat weights = WeightFormat::kF32;
+  // A vocabulary shortlist sized like the shipped model's (SyntheticShortlist): Translators use
+  // it unless TranslatorLimits::use_shortlist is false.
+  bool shortlist = false;
 };
+
+// The benchmarks' synthetic shortlist for a vocabulary: 500 frequent pieces and 30 per source
+// piece, drawn at random, so a 20-token source allows about 1,060 pieces, as the real shortlist
+// of the shipped model (headwise-train shortlist's defaults, top 100 + 500 frequent, on the
+// train split) allows 1,049 on average for a test-split line (its --report-split test).
+inline constexpr uint32_t kShortlistFrequent = 500;
+inline constexpr uint32_t kShortlistPerSource = 30;
 
 // Special ids of every synthetic model.
 inline constexpr int32_t kEos = 0;

@@ -1,8 +1,10 @@
 // Fuzz target: the checkpoint readers on arbitrary bytes, each parsing the same input: the
 // safetensors header parser (then every tensor it accepts is widened to float, reading its
-// bytes in place), the MarianMT config.json parser, the vocab.json parser and the head
-// analysis (analysis.json) parser against a 2-block layout. Accepted results
-// must be self-consistent: tensors inside the input, sizes that match their shapes.
+// bytes in place), the MarianMT config.json parser, the vocab.json parser, the head
+// analysis (analysis.json) parser against a 2-block layout and the vocabulary shortlist file
+// parser against the 8-piece vocabulary of the vocab8.json seed. Accepted results must be
+// self-consistent: tensors inside the input, sizes that match their shapes, a shortlist that
+// passes the format's rules.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -10,7 +12,9 @@
 #include "converter/src/analysis_reader.h"
 #include "converter/src/config_reader.h"
 #include "converter/src/safetensors_reader.h"
+#include "converter/src/shortlist_reader.h"
 #include "converter/src/vocab_reader.h"
+#include "format/shortlist.h"
 #include "fuzz/fuzz_check.h"
 
 namespace {
@@ -65,6 +69,18 @@ void Analysis(std::string_view text) {
   }
 }
 
+// A shortlist file for vocab8.json's pieces (the seed shortlist.tsv carries their hash).
+void Shortlist(std::string_view text) {
+  static const std::vector<std::string> pieces = {"</s>", "<unk>", "a", "b", "c", "d", "e",
+                                                  "<pad>"};
+  auto parsed = convert::ParseShortlist(text, "fuzz", pieces);
+  if (!parsed.ok()) return CheckCleanError(parsed.status());
+  auto checked =
+      headwise::CheckShortlist(headwise::ViewOf(*parsed, 8), ErrorCode::kInvalidCheckpoint);
+  FUZZ_CHECK(checked.ok(), "the reader accepted a shortlist the rules refuse: %s",
+             checked.status().ToString().c_str());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -73,6 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto config = convert::ParseMarianConfig(text, "fuzz");
   if (!config.ok()) CheckCleanError(config.status());
   Analysis(text);
+  Shortlist(text);
   auto vocab = convert::ParseVocabJson(text, 8, "fuzz");
   if (vocab.ok()) {
     FUZZ_CHECK(vocab->pieces.size() == 8, "%zu pieces", vocab->pieces.size());

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "converter/src/shortlist_reader.h"
 #include "tests/api/test_model.h"
 #include "tests/converter/checkpoint_fixture.h"
 #include "tests/runtime/test_model.h"
@@ -85,6 +86,11 @@ void ModelSeeds(const fs::path& out) {
   spec.target_spm = SmallSpm(dir.path(), "de");
   spec.vocab = {"</s>", "<unk>", "\xE2\x96\x81" "the", "\xE2\x96\x81" "die", "e", "s", "<pad>"};
   Write(out / "tokenizer.hwm", testing::Serialize(spec));
+
+  // A vocabulary shortlist (3 frequent ids, 2 per source id) on the small model.
+  ModelSpec shortlist = testing::MakeSpec(Small());
+  shortlist.shortlist = testing::MakeSyntheticShortlist(7, 3, 2, 1);
+  Write(out / "shortlist.hwm", testing::Serialize(shortlist));
 }
 
 void CheckpointSeeds(const fs::path& out) {
@@ -102,6 +108,12 @@ void CheckpointSeeds(const fs::path& out) {
   Write(out / "small.safetensors", testing::SerializeSafetensors(small, {{"format", "pt"}}));
   Write(out / "vocab8.json",
         std::string(R"({"</s>": 0, "<unk>": 1, "a": 2, "b": 3, "c": 4, "d": 5, "e": 6, "<pad>": 7})"));
+  // A shortlist file for vocab8.json's pieces (checkpoint_reader_fuzzer.cc parses it so).
+  const std::vector<std::string> pieces = {"</s>", "<unk>", "a", "b", "c", "d", "e", "<pad>"};
+  Write(out / "shortlist.tsv",
+        "headwise-shortlist\t1\nvocab_size\t8\nvocab_sha256\t" +
+            convert::ShortlistVocabHash(pieces) +
+            "\ndescription\tseed\nfrequent\t2 3\nsource\t2\t4 5\nsource\t6\t6 2 3\n");
 }
 
 void TextSeeds(const fs::path& out) {

@@ -7,7 +7,10 @@
 namespace headwise::fuzz {
 namespace {
 
-Status CheckHypotheses(const Translator& t, const SearchOptions& search, int vocab_size) {
+// `allowed`: the shortlist's union for the call (ascending), empty when the translator does
+// not use one.
+Status CheckHypotheses(const Translator& t, const SearchOptions& search, int vocab_size,
+                       const std::vector<int32_t>& allowed) {
   const size_t n = t.num_hypotheses(0);
   if (n < 1 || n > static_cast<size_t>(search.num_hypotheses)) {
     return InternalError(std::to_string(n) + " hypotheses for num_hypotheses " +
@@ -23,6 +26,10 @@ Status CheckHypotheses(const Translator& t, const SearchOptions& search, int voc
       if (h.ids[i] < 0 || h.ids[i] >= vocab_size) {
         return InternalError("hypothesis " + std::to_string(k) + " position " + std::to_string(i) +
                              ": id " + std::to_string(h.ids[i]) + " outside the vocabulary");
+      }
+      if (t.uses_shortlist() && !std::binary_search(allowed.begin(), allowed.end(), h.ids[i])) {
+        return InternalError("hypothesis " + std::to_string(k) + " position " + std::to_string(i) +
+                             ": id " + std::to_string(h.ids[i]) + " outside the shortlist's union");
       }
     }
   }
@@ -48,14 +55,18 @@ Status ExerciseModel(const std::shared_ptr<const Model>& model) {
   }
   source.push_back(info.eos_token_id);
   const TokenSpan span{source.data(), source.size()};
+  HW_ASSIGN_OR_RETURN(const std::vector<int32_t> allowed, model->ShortlistPieces({source}));
+  if (info.has_shortlist != translator->uses_shortlist()) {
+    return InternalError("the model's shortlist is not used by default");
+  }
   SearchOptions greedy;
   HW_RETURN_IF_ERROR(translator->TranslateIds(&span, 1, greedy));
-  HW_RETURN_IF_ERROR(CheckHypotheses(*translator, greedy, info.vocab_size));
+  HW_RETURN_IF_ERROR(CheckHypotheses(*translator, greedy, info.vocab_size, allowed));
   SearchOptions beam;
   beam.beam_size = 2;
   beam.num_hypotheses = 2;
   HW_RETURN_IF_ERROR(translator->TranslateIds(&span, 1, beam));
-  HW_RETURN_IF_ERROR(CheckHypotheses(*translator, beam, info.vocab_size));
+  HW_RETURN_IF_ERROR(CheckHypotheses(*translator, beam, info.vocab_size, allowed));
 
   auto encoded = model->EncodeSource("Open it.");
   if (!encoded.ok()) {

@@ -12,7 +12,8 @@ namespace {
 constexpr char kUsage[] =
     R"(Usage:
   headwise-convert CHECKPOINT_DIR -o MODEL.hwm [--keep-heads SPEC] [--weights FORMAT]
-                   [--gate-rule hard|continuous] [--analysis FILE | --no-analysis] [--force]
+                   [--gate-rule hard|continuous] [--analysis FILE | --no-analysis]
+                   [--shortlist FILE] [--force]
   headwise-convert inspect MODEL.hwm [--json]
   headwise-convert --help | --version
 
@@ -51,6 +52,12 @@ Options:
                       CHECKPOINT_DIR/analysis.json when it exists. It must describe this
                       checkpoint (same blocks and heads, same model.safetensors hash).
   --no-analysis       store no analysis even if the checkpoint has one
+  --shortlist FILE    store the vocabulary shortlist of FILE (what `headwise-train
+                      shortlist` writes for this checkpoint's vocabulary: the most
+                      frequent target pieces and, per source piece, the target pieces
+                      that co-occur with it). The runtime then computes the output layer
+                      only over the pieces a batch's source lines allow (headwise-translate
+                      --no-shortlist turns it off). It must be made for this vocabulary.
   --force             overwrite an existing output file
   --json              (inspect) print the report as JSON
   -h, --help          this text
@@ -58,7 +65,8 @@ Options:
 
 inspect verifies a model file (structure, layout, checksum) and prints its config, the
 heads kept per block with indices and gate values, the per-head analysis when the file
-has one, tensor count and bytes, tokenizer sizes and provenance.
+has one, the vocabulary shortlist's sizes when it has one, tensor count and bytes,
+tokenizer sizes and provenance.
 
 Exit status:
   0  success
@@ -122,7 +130,8 @@ int RunInspect(const std::vector<std::string>& args, std::ostream& out, std::ost
 
 int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ConvertOptions options;
-  std::optional<std::string> checkpoint, output, keep_heads, weights, analysis, gate_rule;
+  std::optional<std::string> checkpoint, output, keep_heads, weights, analysis, gate_rule,
+      shortlist;
   for (size_t i = 0; i < args.size(); ++i) {
     bool missing = false;
     if (OptionValue(args, &i, "-o", &output, &missing) ||
@@ -130,7 +139,8 @@ int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ost
         OptionValue(args, &i, "--keep-heads", &keep_heads, &missing) ||
         OptionValue(args, &i, "--weights", &weights, &missing) ||
         OptionValue(args, &i, "--gate-rule", &gate_rule, &missing) ||
-        OptionValue(args, &i, "--analysis", &analysis, &missing)) {
+        OptionValue(args, &i, "--analysis", &analysis, &missing) ||
+        OptionValue(args, &i, "--shortlist", &shortlist, &missing)) {
       if (missing) return UsageError(err, "option '" + args[i] + "' needs a value");
     } else if (args[i] == "--force") {
       options.force = true;
@@ -150,6 +160,7 @@ int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ost
   options.output_path = *output;
   options.keep_heads = keep_heads;
   options.analysis = analysis;
+  options.shortlist = shortlist;
   if (analysis && options.no_analysis) {
     return UsageError(err, "--analysis and --no-analysis exclude each other");
   }

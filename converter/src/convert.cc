@@ -15,6 +15,7 @@
 #include "format/model_writer.h"
 #include "format/weight_format.h"
 #include "converter/src/output_path.h"
+#include "converter/src/shortlist_reader.h"
 #include "headwise_generated.h"
 
 namespace headwise::convert {
@@ -38,6 +39,7 @@ std::vector<std::string> InputFiles(const ConvertOptions& o) {
   }
   if (o.keep_heads) files.push_back(*o.keep_heads);
   if (o.analysis) files.push_back(*o.analysis);
+  if (o.shortlist) files.push_back(*o.shortlist);
   files.push_back(o.checkpoint_dir + "/" + kAnalysisFile);
   return files;
 }
@@ -83,6 +85,9 @@ Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& o) {
     spec.head_analysis = std::move(analysis.blocks);
     spec.analysis_info = std::move(analysis.info);
   }
+  if (o.shortlist) {
+    HW_ASSIGN_OR_RETURN(spec.shortlist, ReadShortlist(*o.shortlist, spec.vocab));
+  }
   ApplyWeightFormat(o.weights, &spec);
   HW_ASSIGN_OR_RETURN(std::vector<uint8_t> image, SerializeModel(spec));
 
@@ -116,6 +121,16 @@ Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& o) {
   if (analysis_path) {
     s.analysis_path = *analysis_path;
     s.analysis_info = spec.analysis_info;
+  }
+  if (o.shortlist) {
+    s.shortlist_path = *o.shortlist;
+    HW_ASSIGN_OR_RETURN(const ShortlistStats stats,
+                        CheckShortlist(ViewOf(spec.shortlist, spec.config.vocab_size),
+                                       ErrorCode::kInternal));
+    s.shortlist_frequent = spec.shortlist.frequent.size();
+    s.shortlist_sources = stats.sources;
+    s.shortlist_longest = stats.longest;
+    s.shortlist_entries = spec.shortlist.targets.size();
   }
   return s;
 }
@@ -181,6 +196,13 @@ std::string FormatConvertSummary(const ConvertSummary& s) {
                                            ? std::string("rule not stated")
                                            : s.analysis_info.relevance_rule)
         << (s.analysis_info.data.empty() ? "" : "; " + s.analysis_info.data) << ")\n";
+  }
+  if (s.shortlist_path.empty()) {
+    out << "  shortlist none (no --shortlist)\n";
+  } else {
+    out << "  shortlist " << s.shortlist_frequent << " frequent pieces, lists for "
+        << s.shortlist_sources << " source pieces (longest " << s.shortlist_longest << ", "
+        << s.shortlist_entries << " entries) from " << s.shortlist_path << "\n";
   }
   return out.str();
 }

@@ -3,9 +3,9 @@
 // Order: output path checks (refuses an existing output unless `force`, an output that is a
 // directory, inside the checkpoint directory, or the same file as any input, symlinks
 // resolved) -> read and validate the checkpoint and the keep-heads spec -> strip heads ->
-// read the head analysis (if any) -> serialize -> verify the image with format/model_file.h ->
-// write atomically. Nothing is written unless every step succeeded; the checkpoint directory
-// is only read.
+// read the head analysis (if any) -> read the vocabulary shortlist (if given) -> serialize ->
+// verify the image with format/model_file.h -> write atomically. Nothing is written unless
+// every step succeeded; the checkpoint directory is only read.
 //
 // Errors: kInvalidArgument for a malformed or misfitting --keep-heads spec, kInvalidCheckpoint
 // for the checkpoint, kIoError for unreadable inputs and output problems.
@@ -37,6 +37,9 @@ struct ConvertOptions {
   // --gate-rule: the test-time rule of the gates; default the checkpoint's config.json
   // headwise_gate_rule (hard when absent). checkpoint_to_spec.h says what each does.
   std::optional<GateRule> gate_rule;
+  // --shortlist FILE: the vocabulary shortlist to store (shortlist_reader.h), made for this
+  // checkpoint's vocabulary; none by default.
+  std::optional<std::string> shortlist;
 };
 
 // What was written, for the summary.
@@ -58,6 +61,11 @@ struct ConvertSummary {
   size_t vocab_size = 0;
   std::string analysis_path;  // the analysis.json stored, empty if none
   AnalysisInfoSpec analysis_info;
+  std::string shortlist_path;  // the shortlist stored, empty if none
+  size_t shortlist_frequent = 0;
+  size_t shortlist_sources = 0;  // source ids with a non-empty list
+  size_t shortlist_longest = 0;
+  size_t shortlist_entries = 0;
 };
 
 Result<ConvertSummary> ConvertCheckpoint(const ConvertOptions& options);

@@ -45,6 +45,7 @@ struct Layout {
   ModelConfig config;
   std::vector<BlockLayout> blocks;  // in file order, one per m.attention() entry
   ModelNotes notes;                 // gates, analysis, provenance (checked by NotesFromSchema)
+  std::optional<ShortlistFromFile> shortlist;  // checked by ShortlistFromSchema
 };
 
 // Layout rules on top of the structural verification: blocks (with their gate and analysis
@@ -54,6 +55,8 @@ Result<Layout> CheckLayout(const sc::Model& m, const sc::ModelConfig& config) {
   HW_ASSIGN_OR_RETURN(std::vector<BlockLayout> blocks, BlocksFromSchema(m));
   HW_ASSIGN_OR_RETURN(ModelNotes notes, NotesFromSchema(m, blocks));
   HW_RETURN_IF_ERROR(ValidateLayout(layout, blocks));
+  HW_ASSIGN_OR_RETURN(std::optional<ShortlistFromFile> shortlist,
+                      ShortlistFromSchema(m, layout.vocab_size));
   std::map<std::string, std::vector<uint32_t>> found;
   for (const sc::Tensor* t : Tables(m.tensors())) {
     if (t == nullptr) return InvalidModel("tensor missing");
@@ -74,7 +77,7 @@ Result<Layout> CheckLayout(const sc::Model& m, const sc::ModelConfig& config) {
     return InvalidModel(std::to_string(found.size() - expected.size()) +
                         " tensor(s) not part of the layout");
   }
-  return Layout{layout, std::move(blocks), std::move(notes)};
+  return Layout{layout, std::move(blocks), std::move(notes), shortlist};
 }
 
 json ConfigJson(const ModelConfig& c) {
@@ -181,6 +184,15 @@ Result<json> InspectModelFile(const std::string& path) {
     report["analysis"] = nullptr;
   }
   report["heads"] = {{"kept", kept}, {"total", total}};
+  if (const std::optional<ShortlistFromFile>& sl = layout.shortlist; sl.has_value()) {
+    report["shortlist"] = {{"frequent", sl->view.num_frequent},
+                           {"sources", sl->stats.sources},
+                           {"longest", sl->stats.longest},
+                           {"entries", sl->view.num_targets},
+                           {"description", std::string(sl->view.description)}};
+  } else {
+    report["shortlist"] = nullptr;
+  }
 
   uint64_t tensor_bytes = 0;
   const std::vector<const sc::Tensor*> tensors = Tables(m.tensors());
@@ -265,6 +277,15 @@ std::string FormatInspectText(const json& r) {
             << (roles.empty() ? "-" : roles) << "\n";
       }
     }
+  }
+  if (const json& sl = r["shortlist"]; !sl.is_null()) {
+    out << "vocabulary shortlist: " << sl["frequent"] << " frequent pieces, lists for "
+        << sl["sources"] << " source pieces (longest " << sl["longest"] << ", " << sl["entries"]
+        << " entries)";
+    const std::string description = sl["description"].get<std::string>();
+    out << (description.empty() ? "" : "; " + description) << "\n";
+  } else {
+    out << "vocabulary shortlist: none\n";
   }
   out << "tensors: " << r["tensors"]["count"] << ", " << r["tensors"]["bytes"] << " bytes (";
   std::string sep;

@@ -2,7 +2,8 @@
 //
 // Reads a model file, verifies it (format/model_file.h: identifier, size prefix, flatbuffers
 // Verifier, version, bounds, checksum; then the layout rules of format/model_layout.h: blocks
-// in canonical order and every tensor's name and shape), and describes it as a JSON document:
+// in canonical order and every tensor's name and shape; the shortlist's rules,
+// format/shortlist.h), and describes it as a JSON document:
 //   {"file", "file_bytes", "format_version",
 //    "config": {d_model, encoder_layers, ..., "activation": "swish", ...},
 //    "attention": [{"block", "kind", "layer", "num_heads", "original_num_heads", "head_dim",
@@ -13,6 +14,9 @@
 //    "gate_rule": null (no gates) or "hard" / "continuous" (Provenance.gate_rule),
 //    "analysis": null or {"relevance_rule", "data", "analysis_sha256"},
 //    "heads": {"kept", "total"},
+//    "shortlist": null or {"frequent", "sources", "longest", "entries", "description"}
+//                 (the vocabulary shortlist: frequent pieces, source pieces with a list, the
+//                 longest list, list entries in all; format/shortlist.h),
 //    "tensors": {"count", "bytes"},
 //    "data": {"offset", "size", "checksum", "checksum_ok"},
 //    "tokenizer": {"source_spm_bytes", "target_spm_bytes", "vocab_size"},

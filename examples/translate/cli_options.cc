@@ -49,10 +49,16 @@ Options:
   --fp16 MODE             fp16 arithmetic for fp16 models: auto (default: where the CPU has
                           it, aarch64 with ARMv8.2 FP16), off (always F32), require (no
                           translator, exit 3, where it is not available)
-  --verbose               print the compute precision and why, and the kernel each weight
-                          format runs on this CPU, to standard error, e.g.
+  --no-shortlist          compute the output layer over the whole vocabulary even when the
+                          model carries a vocabulary shortlist (headwise-convert
+                          --shortlist); by default each batch's output layer covers only the
+                          pieces the shortlist allows for its lines
+  --verbose               print the compute precision and why, the kernel each weight
+                          format runs on this CPU and whether the shortlist is used, to
+                          standard error, e.g.
                           "headwise-translate: precision f16: the CPU has fp16 arithmetic ..."
                           "headwise-translate: kernels int8: neon-dotprod"
+                          "headwise-translate: shortlist on (500 frequent pieces, lists for ..."
   -h, --help              print this help and exit
   --version               print the version and exit
   --                      end of options: every later argument is a TEXT
@@ -119,6 +125,7 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
     if (arg == "--json") { o->json = true; continue; }
     if (arg == "--no-verify") { o->verify = false; continue; }
     if (arg == "--verbose") { o->verbose = true; continue; }
+    if (arg == "--no-shortlist") { o->shortlist = false; continue; }
 
     // Flags with a value: "--flag VALUE" or "--flag=VALUE".
     std::string name = arg;

@@ -44,6 +44,17 @@ class LineSource {
   size_t next_ = 0;
 };
 
+// --verbose's shortlist line: "on (...)", "off (--no-shortlist; ...)" or "none in the model".
+std::string ShortlistNote(const ModelInfo& info, const Translator& translator) {
+  if (!info.has_shortlist) return "none in the model";
+  const std::string what = std::to_string(info.shortlist_frequent) +
+                           " frequent pieces, lists for " +
+                           std::to_string(info.shortlist_sources) + " source pieces, longest " +
+                           std::to_string(info.shortlist_longest);
+  return translator.uses_shortlist() ? "on (" + what + ")"
+                                     : "off (--no-shortlist; the model has " + what + ")";
+}
+
 // Records, per line of a window, the model batch that translated it.
 class BatchTimes final : public BatchObserver {
  public:
@@ -132,6 +143,7 @@ int Run(const CliOptions& o) {
   limits.fp16_compute = o.fp16 == "off"       ? Fp16Compute::kOff
                         : o.fp16 == "require" ? Fp16Compute::kRequire
                                               : Fp16Compute::kAuto;
+  limits.use_shortlist = o.shortlist;
   auto translator = Translator::Create(*model, limits);
   if (!translator.ok()) {
     const ErrorCode code = translator.status().code();
@@ -144,6 +156,7 @@ int Run(const CliOptions& o) {
   if (o.verbose) {
     PrintError(std::string("precision ") + (*translator)->precision_note());
     PrintError(std::string("kernels ") + (*translator)->kernel_paths());
+    PrintError("shortlist " + ShortlistNote((*model)->info(), **translator));
   }
 
   SearchOptions search;

@@ -187,6 +187,13 @@ Status ValidateTokenizer(const ModelSpec& spec) {
   return Status::Ok();
 }
 
+Status ValidateShortlist(const ModelSpec& spec) {
+  if (spec.shortlist.empty()) return Status::Ok();
+  return CheckShortlist(ViewOf(spec.shortlist, spec.config.vocab_size),
+                        ErrorCode::kInvalidCheckpoint)
+      .status();
+}
+
 }  // namespace
 
 Status ValidateModelSpec(const ModelSpec& spec) {
@@ -198,6 +205,7 @@ Status ValidateModelSpec(const ModelSpec& spec) {
   HW_RETURN_IF_ERROR(ValidateHeadAnalysis(spec));
   HW_RETURN_IF_ERROR(ValidateTensors(spec));
   HW_RETURN_IF_ERROR(ValidateTokenizer(spec));
+  HW_RETURN_IF_ERROR(ValidateShortlist(spec));
   return Status::Ok();
 }
 

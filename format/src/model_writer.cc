@@ -142,6 +142,14 @@ fb::Offset<sc::Provenance> BuildProvenance(fb::FlatBufferBuilder& b, const Model
                                                                    : GateRuleName(s.gate_rule));
 }
 
+// Nothing (offset 0) for a spec without shortlist.
+fb::Offset<sc::Shortlist> BuildShortlist(fb::FlatBufferBuilder& b, const ModelSpec& s) {
+  if (s.shortlist.empty()) return 0;
+  const ShortlistSpec& l = s.shortlist;
+  return sc::CreateShortlistDirect(b, &l.frequent, &l.offsets, &l.targets,
+                                   l.description.c_str());
+}
+
 void BuildFlatbuffer(fb::FlatBufferBuilder& b, const ModelSpec& s,
                      const std::vector<PlacedTensor>& placed, uint64_t data_offset,
                      uint64_t data_size, uint64_t checksum) {
@@ -157,8 +165,10 @@ void BuildFlatbuffer(fb::FlatBufferBuilder& b, const ModelSpec& s,
     analysis = sc::CreateAnalysisInfoDirect(b, a.relevance_rule.c_str(), a.data.c_str(),
                                             a.analysis_sha256.c_str());
   }
+  const auto shortlist = BuildShortlist(b, s);
   const auto root = sc::CreateModel(b, kFormatVersion, config, blocks, tensors, tokenizer,
-                                    provenance, data_offset, data_size, checksum, analysis);
+                                    provenance, data_offset, data_size, checksum, analysis,
+                                    shortlist);
   sc::FinishSizePrefixedModelBuffer(b, root);
 }
 

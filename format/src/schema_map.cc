@@ -244,4 +244,32 @@ Result<std::optional<WeightFormat>> WeightFormatFromSchema(const sc::Model& m) {
   return std::optional<WeightFormat>();
 }
 
+Result<std::optional<ShortlistFromFile>> ShortlistFromSchema(const sc::Model& m,
+                                                             uint32_t vocab_size) {
+  const sc::Shortlist* l = m.shortlist();
+  if (l == nullptr) return std::optional<ShortlistFromFile>();
+  ShortlistFromFile out;
+  ShortlistView& v = out.view;
+  // The Verifier checked each vector lies inside the buffer; [uint] data is little-endian
+  // uint32 (the format is little-endian only, model_file.h).
+  if (const auto* f = l->frequent(); f != nullptr) {
+    v.frequent = f->data();
+    v.num_frequent = f->size();
+  }
+  if (const auto* o = l->offsets(); o != nullptr) {
+    v.offsets = o->data();
+    v.num_offsets = o->size();
+  }
+  if (const auto* t = l->targets(); t != nullptr) {
+    v.targets = t->data();
+    v.num_targets = t->size();
+  }
+  if (const flatbuffers::String* d = l->description(); d != nullptr) {
+    v.description = d->string_view();
+  }
+  v.vocab = vocab_size;
+  HW_ASSIGN_OR_RETURN(out.stats, CheckShortlist(v, ErrorCode::kInvalidModel));
+  return std::optional<ShortlistFromFile>(out);
+}
+
 }  // namespace headwise

@@ -78,6 +78,9 @@ typedef struct hw_translator_params {
    * hw_translate_ids_each takes at most this many sources; the text calls batch in windows of
    * this many lines. Default 0 = 16 x max_batch. */
   int sort_window;
+  /* default 1: compute the output layer over the model's vocabulary shortlist, when it has one
+   * (headwise.hpp, TranslatorLimits::use_shortlist); 0: over the whole vocabulary. */
+  int use_shortlist;
 } hw_translator_params;
 
 /* fp16 arithmetic for models with F16 weights (headwise.hpp, Fp16Compute): AUTO uses it on
@@ -156,6 +159,13 @@ typedef struct hw_model_info {
   const char* analysis_rule;   /* "attnlrp" or "z" */
   const char* analysis_data;   /* e.g. "dev, 500 sentences" */
   const char* analysis_sha256; /* of the analysis.json the converter read */
+  /* The vocabulary shortlist (headwise-convert --shortlist); 0 / "" when the file has none. */
+  int has_shortlist;
+  int shortlist_frequent;      /* pieces every batch may produce */
+  int shortlist_sources;       /* source pieces with a list of target pieces */
+  int shortlist_longest;       /* entries of the longest list */
+  uint64_t shortlist_entries;  /* list entries in all */
+  const char* shortlist_description; /* how it was made */
 } hw_model_info;
 
 /* Same values as headwise::AttentionKind. */
@@ -224,6 +234,9 @@ const char* hw_translator_precision_note(const hw_translator* translator);
 /* The kernel each kind of matrix product runs, e.g. "int8: neon-dotprod" (see
  * headwise::Translator::kernel_paths in headwise.hpp); "" for NULL. Owned by the translator. */
 const char* hw_translator_kernel_paths(const hw_translator* translator);
+/* 1 when the translator computes the output layer over the model's shortlist (the model has
+ * one and use_shortlist was set); 0 otherwise and for NULL. */
+int hw_translator_uses_shortlist(const hw_translator* translator);
 
 /* Text path: translates n UTF-8 lines. *out_result is owned by the caller (hw_result_free).
  * Any failing line fails the whole call (headwise.hpp, Translator::Translate). */

@@ -50,6 +50,9 @@
 //     maximum length is reached; live beams then become unfinished hypotheses. Hypotheses are
 //     ordered by normalised score, the best first; num_hypotheses of them are returned.
 //   - Returned ids exclude decoder_start_token_id and the final EOS.
+//   - With a vocabulary shortlist (ModelInfo::has_shortlist, TranslatorLimits::use_shortlist)
+//     every piece outside the union of the call's lines has logit -inf: the rules above then
+//     run over the union (log_softmax normalised over it), and only its pieces are produced.
 #ifndef HEADWISE_HEADWISE_HPP_
 #define HEADWISE_HEADWISE_HPP_
 
@@ -122,6 +125,15 @@ struct ModelInfo {
   std::string analysis_rule;    // "attnlrp" or "z"
   std::string analysis_data;    // e.g. "dev, 500 sentences"
   std::string analysis_sha256;  // of the analysis.json the converter read
+  // The vocabulary shortlist (headwise-train shortlist, headwise-convert --shortlist): with it,
+  // Translators compute the output layer only over the pieces it allows each batch
+  // (TranslatorLimits::use_shortlist). All zero / empty when the file has none.
+  bool has_shortlist = false;
+  int shortlist_frequent = 0;      // pieces every batch may produce
+  int shortlist_sources = 0;       // source pieces with a list of target pieces
+  int shortlist_longest = 0;       // entries of the longest list
+  uint64_t shortlist_entries = 0;  // list entries in all
+  std::string shortlist_description;  // how it was made (the converter's input says)
 };
 
 class Model {
@@ -151,6 +163,14 @@ class Model {
   Result<std::vector<int32_t>> EncodeSource(const std::string& text) const;
   // DecodeTarget: ids -> pieces -> text; special ids (pad, eos, unk) are skipped.
   Result<std::string> DecodeTarget(const int32_t* ids, size_t size) const;
+
+  // The target ids a Translator with the shortlist on may produce for one batch of encoder
+  // inputs (each as TranslateIds takes it): the shortlist's frequent pieces, the list of every
+  // source id of every input, EOS and UNK, ascending (see TranslatorLimits::use_shortlist).
+  // Empty when the model has no shortlist. Thread-safe.
+  // Errors: kInvalidArgument (an id outside the vocabulary).
+  Result<std::vector<int32_t>> ShortlistPieces(
+      const std::vector<std::vector<int32_t>>& sources) const;
 
   struct Impl;  // runtime-private
   const Impl& impl() const { return *impl_; }
@@ -213,6 +233,19 @@ struct TranslatorLimits {
   // (sort_window x max_beam hypotheses of up to max_target_tokens ids) are part of the planned
   // arena. 0 = 16 x max_batch; Translator::limits() reports the value in use.
   int sort_window = 0;
+  // The model's vocabulary shortlist (ModelInfo::has_shortlist), when it has one. On: each
+  // TranslateIds call computes the union of its inputs' allowed pieces once
+  // (Model::ShortlistPieces: every line of the batch, so all rows and beams share it) and each
+  // decoder step computes the output layer (lm_head) over those rows only; every other piece
+  // gets logit -inf, so the search never produces it and its log-softmax is normalised over
+  // the union (scores are log-probabilities of the distribution restricted to the union, as
+  // Marian's shortlists compute them). Greedy, beam ranking, ties (lower id first), n-best
+  // and length penalty are otherwise the same rules; with a union that holds every piece the
+  // outputs are those of the full vocabulary. An output therefore depends on the other lines of
+  // its batch. The arena also holds the union's rows of the output layer (int8: d_model bytes
+  // per piece, fp16: 4 d_model; fp32 reads them in place). ForcedLogits always computes every
+  // logit. Off (false): the full vocabulary, as for a model without shortlist.
+  bool use_shortlist = true;
 };
 
 struct SearchOptions {
@@ -368,6 +401,9 @@ class Translator {
   // rows is marked "(1 row)" / "(2+ rows)", e.g.
   // "fp32: f32-gemm-avx2 (2+ rows), fp32: f32-gemv-avx2 (1 row)".
   const std::string& kernel_paths() const;
+  // Whether TranslateIds runs the output layer over the model's shortlist (the model has one
+  // and limits().use_shortlist).
+  bool uses_shortlist() const;
 
   struct Impl;  // runtime-private
 

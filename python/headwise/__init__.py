@@ -22,7 +22,7 @@ from ._lib import ffi as _ffi
 from ._lib import lib as _lib
 from ._lib import library_path
 from ._model import (AnalysisSource, AttentionBlock, HeadAnalysis, Model, ModelConfig,
-                     ModelInfo, Provenance)
+                     ModelInfo, Provenance, ShortlistInfo)
 from ._translator import Hypothesis, TranslationResult, Translator, TranslatorLimits
 
 __version__: str = _ffi.string(_lib.hw_version()).decode()
@@ -38,6 +38,7 @@ __all__ = [
     "ChecksumMismatchError", "Error", "HeadAnalysis", "Hypothesis", "InputTooLongError",
     "InternalError", "InvalidArgumentError", "InvalidCheckpointError", "InvalidModelError",
     "InvalidUtf8Error", "IoError", "LimitExceededError", "Model", "ModelConfig", "ModelInfo",
-    "OutOfMemoryError", "Provenance", "Status", "TokenizerError", "TranslationResult",
+    "OutOfMemoryError", "Provenance", "ShortlistInfo", "Status", "TokenizerError",
+    "TranslationResult",
     "Translator", "TranslatorLimits", "UnsupportedVersionError", "library_path", "version",
 ]

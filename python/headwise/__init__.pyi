@@ -95,6 +95,13 @@ class Provenance:
     keep_heads_spec: str
     source_dtype: str
 
+class ShortlistInfo:
+    frequent: int
+    sources: int
+    longest: int
+    entries: int
+    description: str
+
 class ModelInfo:
     config: ModelConfig
     weight_format: str
@@ -105,6 +112,7 @@ class ModelInfo:
     format_version: int
     file_bytes: int
     weight_bytes: int
+    shortlist: Optional[ShortlistInfo]
     @property
     def heads_kept(self) -> Dict[str, Tuple[int, ...]]: ...
     @property
@@ -166,9 +174,10 @@ class TranslatorLimits:
     max_memory_bytes: int
     fp16_compute: str
     sort_window: int
+    shortlist: bool
     def __init__(self, max_batch: int, max_source_tokens: int, max_target_tokens: int,
                  max_beam: int, threads: int, max_memory_bytes: int, fp16_compute: str,
-                 sort_window: int) -> None: ...
+                 sort_window: int, shortlist: bool = ...) -> None: ...
 
 class Translator:
     model: Model
@@ -176,13 +185,16 @@ class Translator:
     def __init__(self, model: Model, threads: int = ..., *, max_batch: int = ...,
                  max_source_tokens: Optional[int] = ..., max_target_tokens: Optional[int] = ...,
                  max_beam: int = ..., max_memory_bytes: int = ...,
-                 fp16_compute: str = ..., sort_window: Optional[int] = ...) -> None: ...
+                 fp16_compute: str = ..., sort_window: Optional[int] = ...,
+                 shortlist: bool = ...) -> None: ...
     @property
     def precision(self) -> str: ...
     @property
     def precision_note(self) -> str: ...
     @property
     def kernel_paths(self) -> str: ...
+    @property
+    def uses_shortlist(self) -> bool: ...
     def translate(self, texts: Iterable[Union[str, bytes]], beam_size: int = ...,
                   num_hypotheses: int = ..., max_length: Optional[int] = ...,
                   length_penalty: float = ..., *, batch_lines: Optional[int] = ...,

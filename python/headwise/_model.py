@@ -78,6 +78,16 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class ShortlistInfo:
+    """The model's vocabulary shortlist (``headwise-convert --shortlist``)."""
+    frequent: int      # pieces every batch may produce
+    sources: int       # source pieces with a list of target pieces
+    longest: int       # entries of the longest list
+    entries: int       # list entries in all
+    description: str   # how it was made
+
+
+@dataclass(frozen=True)
 class ModelInfo:
     """Everything a .hwm file says about itself (``headwise-convert inspect`` shows the same)."""
     config: ModelConfig
@@ -89,6 +99,7 @@ class ModelInfo:
     format_version: int
     file_bytes: int
     weight_bytes: int
+    shortlist: Optional[ShortlistInfo] = None  # None: the file has no vocabulary shortlist
 
     @property
     def heads_kept(self) -> Dict[str, Tuple[int, ...]]:
@@ -142,8 +153,12 @@ def _read_info(handle) -> ModelInfo:
     provenance = Provenance(to_str(c.source_checkpoint_sha256), to_str(c.source_checkpoint_name),
                             to_str(c.converter_version), to_str(c.keep_heads_spec),
                             to_str(c.source_dtype))
+    shortlist = (ShortlistInfo(c.shortlist_frequent, c.shortlist_sources, c.shortlist_longest,
+                               c.shortlist_entries, to_str(c.shortlist_description))
+                 if c.has_shortlist else None)
     return ModelInfo(config, to_str(c.weight_format), tuple(blocks), source, provenance,
-                     bool(c.has_tokenizer), c.format_version, c.file_bytes, c.weight_bytes)
+                     bool(c.has_tokenizer), c.format_version, c.file_bytes, c.weight_bytes,
+                     shortlist)
 
 
 class Model:

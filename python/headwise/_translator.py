@@ -91,6 +91,7 @@ class TranslatorLimits:
     max_memory_bytes: int
     fp16_compute: str
     sort_window: int  # lines sorted by length and batched together (the value in use)
+    shortlist: bool = True
 
 
 def _c_int(name: str, value) -> int:
@@ -111,8 +112,10 @@ class Translator:
     headwise-translate), ``max_beam`` (largest ``beam_size``, default 4),
     ``max_memory_bytes`` (0 = no cap; over the cap raises LimitExceededError),
     ``fp16_compute`` ("auto", "off" or "require": fp16 arithmetic for fp16 models on ARMv8.2
-    CPUs) and ``sort_window`` (lines sorted by source length and batched together; None =
-    16 x ``max_batch``; its results are part of the planned memory).
+    CPUs), ``sort_window`` (lines sorted by source length and batched together; None =
+    16 x ``max_batch``; its results are part of the planned memory) and ``shortlist`` (default True: when the model carries a vocabulary shortlist, each
+    batch's output layer covers only the pieces it allows for the batch's lines; False: the
+    whole vocabulary, as headwise-translate --no-shortlist).
 
     Threads: the GIL is released while translating, so several Python threads, each with its
     own Translator over one shared Model, translate in parallel. Calls on one Translator from
@@ -130,7 +133,8 @@ class Translator:
     def __init__(self, model: Model, threads: int = 1, *, max_batch: int = 8,
                  max_source_tokens: Optional[int] = None, max_target_tokens: Optional[int] = None,
                  max_beam: int = 4, max_memory_bytes: int = 0, fp16_compute: str = "auto",
-                 sort_window: Optional[int] = None):
+                 sort_window: Optional[int] = None,
+                 shortlist: bool = True):
         if not isinstance(model, Model):
             raise TypeError(f"model must be a headwise.Model, found {type(model).__name__}")
         positions = model.config.max_position_embeddings
@@ -138,6 +142,8 @@ class Translator:
         if fp16_compute not in FP16_COMPUTE:
             raise InvalidArgumentError(f"fp16_compute {fp16_compute!r}: expected one of "
                                        f"{', '.join(FP16_COMPUTE)}")
+        if not isinstance(shortlist, bool):
+            raise TypeError(f"shortlist must be a bool, found {type(shortlist).__name__}")
         if isinstance(max_memory_bytes, bool) or not isinstance(max_memory_bytes, int):
             raise TypeError("max_memory_bytes must be an int")
         if not 0 <= max_memory_bytes < 2 ** (8 * ffi.sizeof("size_t")):
@@ -153,6 +159,7 @@ class Translator:
         p.max_memory_bytes = max_memory_bytes
         p.fp16_compute = FP16_COMPUTE[fp16_compute]
         p.sort_window = 0 if sort_window is None else _c_int("sort_window", sort_window)
+        p.use_shortlist = 1 if shortlist else 0
         # The C translator holds its own reference on the model; this handle keeps the C
         # hw_model (used for decoding in translate_ids) alive as long as the translator.
         self._model_handle = model._live()
@@ -163,7 +170,8 @@ class Translator:
         self.model = model
         self.limits = TranslatorLimits(p.max_batch, p.max_source_tokens, p.max_target_tokens,
                                        p.max_beam, p.num_threads, max_memory_bytes, fp16_compute,
-                                       lib.hw_translator_sort_window(self._handle))
+                                       lib.hw_translator_sort_window(self._handle),
+                                       shortlist)
 
     @property
     def precision(self) -> str:
@@ -179,6 +187,12 @@ class Translator:
     def kernel_paths(self) -> str:
         """The kernels the matrix products run on this CPU, e.g. "int8: avx2"."""
         return to_str(lib.hw_translator_kernel_paths(self._live()))
+
+    @property
+    def uses_shortlist(self) -> bool:
+        """Whether the output layer runs over the model's vocabulary shortlist (the model has
+        one and ``shortlist`` was True)."""
+        return bool(lib.hw_translator_uses_shortlist(self._live()))
 
     # -- translation --------------------------------------------------------------------
     def translate(self, texts: Iterable[Union[str, bytes]], beam_size: int = 1,

@@ -15,6 +15,7 @@
 
 #include "kernels/softmax.h"
 #include "search.h"
+#include "shortlist.h"
 
 namespace headwise {
 namespace {
@@ -40,17 +41,27 @@ struct TopCandidates {
   }
 };
 
-// Ranks the candidates of sentence s from its `live` rows of logits starting at `x`.
-size_t SelectCandidates(const SearchBuffers& b, size_t s, size_t live, float* x, size_t beam) {
+// Ranks the candidates of sentence s from its `live` rows of logits starting at `x`; with a
+// shortlist only its union's tokens (the others are -inf), still in increasing order.
+size_t SelectCandidates(const SearchBuffers& b, const ShortlistOutput* shortlist, size_t s,
+                        size_t live, float* x, size_t beam) {
   const size_t V = b.vocab;
   const size_t K = b.max_beam;
   TopCandidates top{b.cand_value, b.cand_index, 2 * beam};
   for (size_t j = 0; j < live; ++j) {
     float* row = x + j * V;
     float max = 0.0f;
-    const float log_sum = MaskPadAndLogSumExp(b, row, &max);
+    const float log_sum = MaskPadAndLogSumExp(b, row, &max, shortlist);
     const float score = b.slot_score[b.live_slot[s * K + j]];
     const int32_t base = static_cast<int32_t>(j * V);
+    if (shortlist != nullptr) {
+      for (size_t i = 0; i < shortlist->size(); ++i) {
+        const int32_t v = shortlist->ids()[i];
+        if (v == b.pad_id) continue;
+        top.Offer(score + ((row[v] - max) - log_sum), base + v);
+      }
+      continue;
+    }
     size_t v = 0;
     // Every candidate enters until the list is full ...
     for (; v < V && top.size < top.capacity; ++v) {
@@ -147,7 +158,7 @@ Status RunBeam(const Decoder& decoder, const SearchBuffers& b, size_t batch,
       size_t num_cand = 0;
       {
         const OpTimer timer(decoder.profile(), OpKind::kSearch);
-        num_cand = SelectCandidates(b, s, live, b.logits + row * V, beam);
+        num_cand = SelectCandidates(b, decoder.shortlist(), s, live, b.logits + row * V, beam);
       }
       row += live;
       size_t count = 0;

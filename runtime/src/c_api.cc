@@ -135,6 +135,12 @@ void BuildModelViews(hw_model* m) {
   c.analysis_rule = i.analysis_rule.c_str();
   c.analysis_data = i.analysis_data.c_str();
   c.analysis_sha256 = i.analysis_sha256.c_str();
+  c.has_shortlist = i.has_shortlist ? 1 : 0;
+  c.shortlist_frequent = i.shortlist_frequent;
+  c.shortlist_sources = i.shortlist_sources;
+  c.shortlist_longest = i.shortlist_longest;
+  c.shortlist_entries = i.shortlist_entries;
+  c.shortlist_description = i.shortlist_description.c_str();
 
   const size_t n = i.attention.size();
   m->roles.resize(n);
@@ -215,6 +221,7 @@ hw_translator_params hw_translator_default_params(void) {
   p.max_memory_bytes = d.max_memory_bytes;
   p.fp16_compute = static_cast<int>(d.fp16_compute);
   p.sort_window = d.sort_window;
+  p.use_shortlist = d.use_shortlist ? 1 : 0;
   return p;
 }
 
@@ -350,6 +357,7 @@ hw_status hw_translator_create(const hw_model* model, const hw_translator_params
     // Out-of-range values reach Translator::Create, which names them (kInvalidArgument).
     limits.fp16_compute = static_cast<headwise::Fp16Compute>(params->fp16_compute);
     limits.sort_window = params->sort_window;
+    limits.use_shortlist = params->use_shortlist != 0;
     auto created = headwise::Translator::Create(model->model, limits);
     if (!created.ok()) return Fail(created.status());
     auto t = std::make_unique<hw_translator>();
@@ -388,6 +396,10 @@ const char* hw_translator_precision_note(const hw_translator* translator) {
 
 const char* hw_translator_kernel_paths(const hw_translator* translator) {
   return translator == nullptr ? "" : translator->translator->kernel_paths().c_str();
+}
+
+int hw_translator_uses_shortlist(const hw_translator* translator) {
+  return translator != nullptr && translator->translator->uses_shortlist() ? 1 : 0;
 }
 
 hw_status hw_translate(hw_translator* translator, const char* const* texts, size_t n,

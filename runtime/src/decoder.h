@@ -33,20 +33,27 @@ struct DecoderBuffers {
 
 // Binds the network and the decoder's buffers for one call; what greedy and beam search run.
 // Cheap to make (two references), no allocation.
+class ShortlistOutput;
+
 class Decoder {
  public:
-  Decoder(const Network& net, const DecoderBuffers& buf) : net_(net), buf_(buf) {}
+  // `shortlist` non-null: Step computes the output layer over its union only (shortlist.h).
+  Decoder(const Network& net, const DecoderBuffers& buf, const ShortlistOutput* shortlist = nullptr)
+      : net_(net), buf_(buf), shortlist_(shortlist) {}
 
   // The rows the search fills in before each Step.
   const StepRows& rows() const { return buf_.rows; }
   // Where the search adds its time (op_profile.h); null when not profiling.
   OpProfile* profile() const { return net_.profile; }
+  // The shortlist whose union Step computes (null: the full vocabulary).
+  const ShortlistOutput* shortlist() const { return shortlist_; }
 
   // Runs the decoder for `rows` rows at position `step` (all rows of a call advance together).
   // Row r feeds rows().token[r], appends its self-attention K/V at position `step` of cache
   // slot rows().slot[r] and attends to positions [0, step] of that slot, and cross-attends to
   // the source rows of sentence rows().sentence[r] (RunEncoder must have run). Writes the
-  // unmasked logits of row r to logits + r * vocab_size. No allocation.
+  // unmasked logits of row r to logits + r * vocab_size (with a shortlist: those of its
+  // union's ids, the others stay as ShortlistOutput::Prepare set them, -inf). No allocation.
   Status Step(size_t rows, size_t step, float* logits) const;
 
   // Copies positions [0, length) of cache slot `from` to slot `to` in every decoder layer (a
@@ -59,6 +66,7 @@ class Decoder {
 
   const Network& net_;
   const DecoderBuffers& buf_;
+  const ShortlistOutput* shortlist_;
 };
 
 }  // namespace headwise

@@ -2,12 +2,14 @@
 // sentence owns cache slot s; finished sentences drop out of the rows of later steps.
 #include "kernels/softmax.h"
 #include "search.h"
+#include "shortlist.h"
 
 namespace headwise {
 
 Status RunGreedy(const Decoder& decoder, const SearchBuffers& b, size_t batch,
                  const SearchOptions& options, size_t max_length) {
   const StepRows& rows_of = decoder.rows();
+  const ShortlistOutput* shortlist = decoder.shortlist();
   const size_t V = b.vocab;
   const size_t T = b.max_length;
   for (size_t s = 0; s < batch; ++s) {
@@ -31,8 +33,11 @@ Status RunGreedy(const Decoder& decoder, const SearchBuffers& b, size_t batch,
       const size_t s = static_cast<size_t>(rows_of.sentence[r]);
       float* x = b.logits + r * V;
       float max = 0.0f;
-      const float log_sum = MaskPadAndLogSumExp(b, x, &max);
-      const size_t best = kernels::FirstIndexOf(x, V, max);  // lowest id reaching the maximum
+      const float log_sum = MaskPadAndLogSumExp(b, x, &max, shortlist);
+      size_t best = kernels::FirstIndexOf(x, V, max);  // lowest id reaching the maximum
+      // With a shortlist the ids outside its union are -inf: best is inside unless every logit
+      // of the union is -inf or NaN (non-finite weights); EOS (always inside) then ends it.
+      if (shortlist != nullptr && !shortlist->Allows(best)) best = static_cast<size_t>(b.eos_id);
       b.slot_score[s] += (x[best] - max) - log_sum;
       int32_t* ids = b.slot_ids + s * T;
       if (static_cast<int32_t>(best) == b.eos_id) {

@@ -25,6 +25,7 @@
 
 #include "common/mapped_file.h"
 #include "format/model_config.h"
+#include "format/shortlist.h"
 #include "headwise/headwise.hpp"
 #include "tokenizer.h"
 #include "weights.h"
@@ -52,6 +53,12 @@ struct Model::Impl {
 
   std::vector<EncoderLayerWeights> encoder_layers;
   std::vector<DecoderLayerWeights> decoder_layers;
+
+  // The vocabulary shortlist (format/shortlist.h), checked at load; the view points into the
+  // file's flatbuffer. Unset (has_shortlist false) when the file carries none.
+  bool has_shortlist = false;
+  ShortlistView shortlist;
+  ShortlistStats shortlist_stats;
 
   // Null when the file carries no tokenizer (source_spm, target_spm and vocab all empty).
   std::unique_ptr<Tokenizer> tokenizer;

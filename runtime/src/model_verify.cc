@@ -1,6 +1,7 @@
 #include "model_verify.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -246,6 +247,20 @@ Status BindModel(const ModelFileView& file, Model::Impl* impl) {
     info.attention.push_back(std::move(a));
   }
   info.weight_bytes = file.data_size;
+
+  HW_ASSIGN_OR_RETURN(const std::optional<ShortlistFromFile> shortlist,
+                      ShortlistFromSchema(m, layout.vocab_size));
+  impl->has_shortlist = shortlist.has_value();
+  if (shortlist.has_value()) {
+    impl->shortlist = shortlist->view;
+    impl->shortlist_stats = shortlist->stats;
+    info.has_shortlist = true;
+    info.shortlist_frequent = static_cast<int>(shortlist->view.num_frequent);
+    info.shortlist_sources = static_cast<int>(shortlist->stats.sources);
+    info.shortlist_longest = static_cast<int>(shortlist->stats.longest);
+    info.shortlist_entries = shortlist->view.num_targets;
+    info.shortlist_description = std::string(shortlist->view.description);
+  }
   return DescribeModel(m, blocks, &info);
 }
 

@@ -2,7 +2,8 @@
 // passed VerifyModelFile (format/model_file.h), checks the config and the attention blocks with
 // ValidateLayout, compares the tensor list with ExpectedTensors (every expected tensor present
 // with its shape and a dtype this build executes, nothing unexpected or duplicated), checks the
-// special ids and max_position_embeddings, and fills Model::Impl's config, info (the
+// special ids and max_position_embeddings, checks the vocabulary shortlist when there is one
+// (format/shortlist.h), and fills Model::Impl's config, info (the
 // description too: model_describe.h) and weight views.
 // The tokenizer is not touched here (model_load.cc creates it).
 //

@@ -51,8 +51,12 @@ Status RunBeam(const Decoder& decoder, const SearchBuffers& buf, size_t batch,
 // Helpers shared by greedy.cc and beam.cc (search_common.cc).
 
 // Sets the PAD logit to -inf (PAD is never produced); returns log(sum exp(x - max)) over the
-// row and writes max, so that log_softmax(x)_v = (x_v - max) - returned value.
-float MaskPadAndLogSumExp(const SearchBuffers& buf, float* logits, float* max_out);
+// row and writes max, so that log_softmax(x)_v = (x_v - max) - returned value. With a
+// shortlist (non-null) only its union's logits are summed (every other one is -inf and adds
+// 0): ShortlistOutput::LogSumExp, the same value and, when the union holds every id, the
+// same bits.
+float MaskPadAndLogSumExp(const SearchBuffers& buf, float* logits, float* max_out,
+                          const ShortlistOutput* shortlist = nullptr);
 
 // sum_logprobs / length^length_penalty, all in float32 as the reference computes it.
 float NormalizedScore(float sum_logprobs, size_t length, float length_penalty);

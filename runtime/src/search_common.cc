@@ -3,11 +3,14 @@
 
 #include "kernels/softmax.h"
 #include "search.h"
+#include "shortlist.h"
 
 namespace headwise {
 
-float MaskPadAndLogSumExp(const SearchBuffers& buf, float* logits, float* max_out) {
+float MaskPadAndLogSumExp(const SearchBuffers& buf, float* logits, float* max_out,
+                          const ShortlistOutput* shortlist) {
   logits[buf.pad_id] = -std::numeric_limits<float>::infinity();
+  if (shortlist != nullptr) return shortlist->LogSumExp(logits, max_out);
   const kernels::LogSoftmaxNorm norm = kernels::LogSoftmaxNormalizer(logits, buf.vocab);
   *max_out = norm.max;
   return norm.log_sum;

@@ -61,6 +61,11 @@ Status Translator::TranslateIds(const TokenSpan* sources, size_t batch,
   const size_t max_length = options.max_length > 0 ? static_cast<size_t>(options.max_length)
                                                    : static_cast<size_t>(t.limits.max_target_tokens);
   HW_RETURN_IF_ERROR(RunEncoder(t.net, t.buf.encoder, sources, batch));
+  if (t.shortlist.valid()) {
+    // The rows a step of this call can use: one per sentence, or per live beam.
+    t.shortlist.Prepare(sources, batch, t.buf.search.logits,
+                        batch * static_cast<size_t>(options.beam_size));
+  }
   if (options.beam_size == 1) {
     HW_RETURN_IF_ERROR(RunGreedy(t.decoder(), t.buf.search, batch, options, max_length));
   } else {
@@ -104,7 +109,7 @@ Status Translator::ForcedLogits(TokenSpan source, TokenSpan target, float* logit
 
   HW_RETURN_IF_ERROR(RunEncoder(t.net, t.buf.encoder, &source, 1));
   const size_t V = static_cast<size_t>(dims.vocab_size);
-  const Decoder decoder = t.decoder();
+  const Decoder decoder = t.full_decoder();  // every logit, shortlist or not
   const StepRows& rows = decoder.rows();
   rows.slot[0] = 0;
   rows.sentence[0] = 0;

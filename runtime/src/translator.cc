@@ -135,6 +135,9 @@ Result<std::unique_ptr<Translator::Impl>> CreateTranslatorImpl(std::shared_ptr<c
 
   HW_RETURN_IF_ERROR(CreateNetwork(m, limits.num_threads, &impl->buf.int8,
                                    f16 ? &impl->buf.f16 : nullptr, &impl->net));
+  if (ShortlistEnabled(m, limits)) {
+    impl->shortlist = ShortlistOutput(m, impl->buf.shortlist, &impl->buf.int8);
+  }
   impl->kernel_paths = KernelPaths(impl->net);
   return impl;
 }
@@ -154,6 +157,7 @@ size_t Translator::arena_bytes() const { return impl_->arena.size(); }
 MatmulPrecision Translator::matmul_precision() const { return impl_->precision; }
 const std::string& Translator::precision_note() const { return impl_->precision_note; }
 const std::string& Translator::kernel_paths() const { return impl_->kernel_paths; }
+bool Translator::uses_shortlist() const { return impl_->shortlist.valid(); }
 
 const char* MatmulPrecisionName(MatmulPrecision precision) {
   switch (precision) {

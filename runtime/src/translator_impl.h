@@ -31,6 +31,7 @@
 #include "headwise/headwise.hpp"
 #include "model_impl.h"
 #include "network.h"
+#include "shortlist.h"
 #include "translator_plan.h"
 
 namespace headwise {
@@ -47,6 +48,9 @@ struct Translator::Impl {
   Arena arena;
   TranslatorBuffers buf;
   Network net;  // after buf: its operators point at buf.int8 / buf.f16
+  // The output layer over the shortlist's union (shortlist.h); valid() only when
+  // ShortlistEnabled(model, limits). Points at buf.shortlist and buf.int8.
+  ShortlistOutput shortlist;
 
   // Results of the last successful TranslateIds.
   size_t result_sentences = 0;
@@ -58,7 +62,13 @@ struct Translator::Impl {
   std::vector<Status> line_status;
 
   const Model::Impl& model_impl() const { return model->impl(); }
-  Decoder decoder() const { return Decoder(net, buf.decoder); }
+  // The decoder of TranslateIds: the output layer over the shortlist's union when it is on
+  // (after shortlist.Prepare for the call).
+  Decoder decoder() const {
+    return Decoder(net, buf.decoder, shortlist.valid() ? &shortlist : nullptr);
+  }
+  // The decoder with the full output layer (ForcedLogits).
+  Decoder full_decoder() const { return Decoder(net, buf.decoder, nullptr); }
 };
 
 // What Translator::Create does, returning the Impl itself: for Translator::Create and for

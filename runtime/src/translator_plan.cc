@@ -144,6 +144,8 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
   search.eos_id = dims.eos_token_id;
   search.decoder_start_id = dims.decoder_start_token_id;
 
+  if (ShortlistEnabled(model, limits)) LayoutShortlist(model, limits, c, &buf->shortlist);
+
   // Phase scratch: the encoder's and the decoder's share the same bytes.
   const size_t phase = c.Mark();
   enc.x = c.Take<float>({N, d});

@@ -14,6 +14,7 @@
 #include "headwise/headwise.hpp"
 #include "model_impl.h"
 #include "search.h"
+#include "shortlist.h"
 
 namespace headwise {
 
@@ -31,6 +32,9 @@ struct TranslatorBuffers {
   F16Scratch f16;
   // The sort window's plan and results (TranslateIdsEach, batching.h).
   WindowBuffers window;
+  // The vocabulary shortlist's union and gathered output rows (shortlist.h); empty unless
+  // ShortlistEnabled.
+  ShortlistBuffers shortlist;
 };
 
 // Takes every buffer of `buf` from `carver` (see arena.h: run once to measure, once to carve).

@@ -455,5 +455,106 @@ TEST(HostileModel, GatesAndAnalysisOfTheWrongLengthOrOrder) {
               "encoder self-attention layer 0: analysis entry 1 is not for source head 1");
 }
 
+// The vocabulary shortlist (format/shortlist.h): vocab 11, 2 frequent ids, 3 ids per source id.
+std::vector<uint8_t> ShortlistModel() {
+  ModelSpec spec = testing::MakeSpec(SmallOptions());
+  spec.shortlist = testing::MakeSyntheticShortlist(11, 2, 3, 4);
+  return testing::Serialize(spec);
+}
+
+// The shortlist's arrays in an image; false when one is missing (the test then fails).
+struct ShortlistArrays {
+  const flatbuffers::Vector<uint32_t>* frequent = nullptr;
+  const flatbuffers::Vector<uint32_t>* offsets = nullptr;
+  const flatbuffers::Vector<uint32_t>* targets = nullptr;
+};
+bool Arrays(ModelImage& image, ShortlistArrays* a) {
+  const schema::Model* root = image.root();
+  const schema::Shortlist* l = root != nullptr ? root->shortlist() : nullptr;
+  if (l == nullptr) return false;
+  a->frequent = l->frequent();
+  a->offsets = l->offsets();
+  a->targets = l->targets();
+  return a->frequent != nullptr && a->offsets != nullptr && a->targets != nullptr;
+}
+
+// Each rule broken in a file is refused at load, naming the array and position; nothing outside
+// the arrays is read (exactly-sized copies under ASan).
+TEST(HostileModel, ShortlistArraysThatBreakTheRules) {
+  {
+    ModelImage ok(ShortlistModel());
+    auto loaded = ok.Load();
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    EXPECT_TRUE((*loaded)->info().has_shortlist);
+    EXPECT_TRUE(fuzz::ExerciseModel(*loaded).ok());
+  }
+  ShortlistArrays a;
+  ModelImage offsets(ShortlistModel());
+  ASSERT_TRUE(Arrays(offsets, &a));
+  offsets.SetLength(a.offsets, 11);
+  ExpectError(offsets.Load(), ErrorCode::kInvalidModel,
+              "shortlist: offsets: expected 12 entries (vocab_size + 1), found 11");
+
+  ModelImage targets(ShortlistModel());
+  ASSERT_TRUE(Arrays(targets, &a));
+  targets.SetLength(a.targets, 32);
+  ExpectError(targets.Load(), ErrorCode::kInvalidModel,
+              "shortlist: offsets[11] is 33, expected the 32 targets");
+
+  ModelImage range(ShortlistModel());
+  ASSERT_TRUE(Arrays(range, &a));
+  range.Write<uint32_t>(a.targets->data() + 4, 11);  // source id 1's second id
+  ExpectError(range.Load(), ErrorCode::kInvalidModel,
+              "shortlist: list of source id 1: id 11 at position 1 is outside the vocabulary of 11");
+
+  ModelImage order(ShortlistModel());
+  ASSERT_TRUE(Arrays(order, &a));
+  const uint32_t first = a.targets->Get(6), second = a.targets->Get(7);  // source id 2's first two
+  order.Write<uint32_t>(a.targets->data() + 6, second);
+  order.Write<uint32_t>(a.targets->data() + 7, first);
+  ExpectError(order.Load(), ErrorCode::kInvalidModel,
+              "shortlist: list of source id 2: ids must be ascending and unique, found " +
+                  std::to_string(second) + " then " + std::to_string(first) + " at position 1");
+
+  ModelImage decreasing(ShortlistModel());
+  ASSERT_TRUE(Arrays(decreasing, &a));
+  decreasing.Write<uint32_t>(a.offsets->data() + 5, 2);
+  ExpectError(decreasing.Load(), ErrorCode::kInvalidModel,
+              "shortlist: offsets must not decrease, found 12 then 2 at source id 4");
+
+  ModelImage huge(ShortlistModel());  // an offset far past the targets
+  ASSERT_TRUE(Arrays(huge, &a));
+  huge.Write<uint32_t>(a.offsets->data() + 5, 0xFFFFFFF0u);
+  ExpectError(huge.Load(), ErrorCode::kInvalidModel,
+              "shortlist: offsets[5] is 4294967280, past the 33 targets");
+  ModelImage last(ShortlistModel());
+  ASSERT_TRUE(Arrays(last, &a));
+  last.Write<uint32_t>(a.offsets->data() + 11, 0xFFFFFFF0u);
+  ExpectError(last.Load(), ErrorCode::kInvalidModel, "shortlist: offsets[11] is 4294967280");
+
+  ModelImage frequent(ShortlistModel());
+  ASSERT_TRUE(Arrays(frequent, &a));
+  frequent.Write<uint32_t>(a.frequent->data(), 200);
+  ExpectError(frequent.Load(), ErrorCode::kInvalidModel,
+              "shortlist: frequent: id 200 at position 0 is outside the vocabulary of 11");
+}
+
+// Every byte of the shortlist's arrays (length prefixes included) flipped: a clean error or a
+// model whose outputs stay inside the union its (damaged but valid) shortlist allows.
+TEST(HostileModel, EveryShortlistByteFlippedIsACleanErrorOrAWorkingModel) {
+  ModelImage image(ShortlistModel());
+  ShortlistArrays a;
+  ASSERT_TRUE(Arrays(image, &a));
+  size_t loaded = 0, rejected = 0;
+  for (const flatbuffers::Vector<uint32_t>* v : {a.frequent, a.offsets, a.targets}) {
+    const size_t begin = image.OffsetOf(v), end = begin + 4 + 4 * size_t{v->size()};
+    FlipEveryMetadataByte(image, begin, end, 1, {0x01, 0x80, 0xFF}, &loaded, &rejected);
+  }
+  EXPECT_GT(rejected, 0u);
+  EXPECT_GT(loaded, 0u);  // a list id moved to another valid id still loads, and is used
+  std::printf("[ flips ] shortlist arrays: %zu rejected, %zu loaded and translated\n", rejected,
+              loaded);
+}
+
 }  // namespace
 }  // namespace headwise

@@ -38,13 +38,23 @@ TEST(AllocationCounterTest, SeesNewMallocAndAlignedAllocations) {
   EXPECT_EQ(counted, 3);
 }
 
-// Parametrised over the weight format: F32, and F16 with fp16_compute kAuto, which takes the
+// Parametrised over the weight format: F32, I8, and F16 with fp16_compute kAuto, which takes the
 // f16 path (its F16 activation copies in the arena) where the CPU has fp16 arithmetic (qemu's
 // default aarch64 CPU "max", and tests/platforms' cortex-a76 run) and the F32 fallback
 // elsewhere. HEADWISE_EXPECT_FP16=1 makes the f16 case insist on the f16 path.
 class AllocationTest : public ::testing::TestWithParam<WeightFormat> {};
 
+// The same calls with and without a vocabulary shortlist in the model (the union, its
+// gathered rows and the -inf rows are arena memory too).
+void CheckNoAllocation(WeightFormat format, bool shortlist);
+
 TEST_P(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
+  CheckNoAllocation(GetParam(), false);
+}
+
+TEST_P(AllocationTest, WithAShortlistToo) { CheckNoAllocation(GetParam(), true); }
+
+void CheckNoAllocation(WeightFormat format, bool shortlist) {
   testing::ModelOptions o;
   o.d_model = 64;  // large enough that the bigger products run on the pool
   o.encoder_ffn = 256;
@@ -54,9 +64,12 @@ TEST_P(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   o.start = 60;
   o.eos_bias = 1.0f;
   o.kept = {{0, 1}, {}, {1, 2, 3}, {0}, {2}, {}};  // pruned and empty blocks
-  o.weights = GetParam();
-  const std::unique_ptr<testing::TestModel> tm = testing::BuildModel(o);
-  ASSERT_NE(tm->model, nullptr);
+  o.weights = format;
+  ModelSpec spec = testing::MakeSpec(o);
+  if (shortlist) spec.shortlist = testing::MakeSyntheticShortlist(o.vocab, 4, 5, 3);
+  auto loaded = testing::LoadSpec(std::move(spec));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const std::unique_ptr<testing::TestModel> tm = std::move(loaded).value();
   TranslatorLimits limits;
   limits.max_batch = 4;
   limits.max_source_tokens = 24;
@@ -66,9 +79,10 @@ TEST_P(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
   auto created = Translator::Create(tm->model, limits);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Translator& tr = **created;
+  ASSERT_EQ(tr.uses_shortlist(), shortlist);
   std::printf("%s\n", tr.precision_note().c_str());
   const char* expect = std::getenv("HEADWISE_EXPECT_FP16");
-  if (GetParam() == WeightFormat::kF16 && expect != nullptr && std::string(expect) == "1") {
+  if (format == WeightFormat::kF16 && expect != nullptr && std::string(expect) == "1") {
     ASSERT_EQ(tr.matmul_precision(), MatmulPrecision::kF16) << tr.precision_note();
   }
 
@@ -196,7 +210,8 @@ TEST_P(AllocationTest, TranslateIdsEachAllocatesNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, AllocationTest,
-                         ::testing::Values(WeightFormat::kF32, WeightFormat::kF16),
+                         ::testing::Values(WeightFormat::kF32, WeightFormat::kF16,
+                                           WeightFormat::kI8),
                          [](const ::testing::TestParamInfo<WeightFormat>& i) {
                            return std::string(WeightFormatName(i.param));
                          });

@@ -178,11 +178,15 @@ namespace {
 
 // log_softmax of the last row of the decoder output with PAD at -inf.
 std::vector<double> NextLogProbs(const ReferenceModel& m, const Matrix& enc, size_t src_len,
-                                 const std::vector<int32_t>& prefix) {
+                                 const std::vector<int32_t>& prefix,
+                                 const std::vector<bool>& allowed) {
   const Matrix logits = m.DecoderLogits(enc, src_len, prefix);
   const size_t V = m.vocab();
   std::vector<double> row(logits.end() - static_cast<long>(V), logits.end());
   row[static_cast<size_t>(m.spec().config.pad_token_id)] = -std::numeric_limits<double>::infinity();
+  for (size_t v = 0; v < V; ++v) {
+    if (!allowed[v]) row[v] = -std::numeric_limits<double>::infinity();
+  }
   const double mx = *std::max_element(row.begin(), row.end());
   double sum = 0;
   for (double x : row) sum += std::exp(x - mx);
@@ -194,10 +198,15 @@ std::vector<double> NextLogProbs(const ReferenceModel& m, const Matrix& enc, siz
 
 std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& m,
                                                  const std::vector<int32_t>& source, int beam_size,
-                                                 double lp, size_t max_length) {
+                                                 double lp, size_t max_length,
+                                                 const std::vector<int32_t>* allowed_ids) {
   const Matrix enc = m.Encode(source);
   const int32_t eos = m.spec().config.eos_token_id, start = m.spec().config.decoder_start_token_id;
   const size_t V = m.vocab();
+  std::vector<bool> allowed(V, allowed_ids == nullptr);
+  if (allowed_ids != nullptr) {
+    for (int32_t id : *allowed_ids) allowed[static_cast<size_t>(id)] = true;
+  }
   auto norm = [lp](double sum, size_t len) { return sum / std::pow(static_cast<double>(len), lp); };
 
   struct Beam {
@@ -216,9 +225,9 @@ std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& m,
     for (size_t b = 0; b < live.size(); ++b) {
       std::vector<int32_t> prefix = {start};
       prefix.insert(prefix.end(), live[b].ids.begin(), live[b].ids.end());
-      const std::vector<double> logp = NextLogProbs(m, enc, source.size(), prefix);
+      const std::vector<double> logp = NextLogProbs(m, enc, source.size(), prefix, allowed);
       for (size_t v = 0; v < V; ++v) {
-        if (static_cast<int32_t>(v) == m.spec().config.pad_token_id) continue;
+        if (static_cast<int32_t>(v) == m.spec().config.pad_token_id || !allowed[v]) continue;
         cands.push_back({live[b].score + logp[v], b * V + v});
       }
     }

@@ -57,10 +57,13 @@ struct ReferenceHypothesis {
 
 // Greedy and beam search exactly as include/headwise/headwise.hpp words them, recomputing the
 // decoder from scratch for every prefix. Beam returns all hypotheses, ordered best first.
+// `allowed` (ascending ids) non-null: a vocabulary shortlist's union; every other token's logit
+// is -inf (log-softmax over the union) and it is never a candidate.
 std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& model,
                                                  const std::vector<int32_t>& source,
                                                  int beam_size, double length_penalty,
-                                                 size_t max_length);
+                                                 size_t max_length,
+                                                 const std::vector<int32_t>* allowed = nullptr);
 
 }  // namespace headwise::testing
 

@@ -1,5 +1,6 @@
 #include "tests/support/synthetic_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -136,6 +137,41 @@ ModelSpec MakeSyntheticSpec(const SyntheticOptions& o) {
   }
   ApplyWeightFormat(o.weights, &spec);
   return spec;
+}
+
+ShortlistSpec MakeSyntheticShortlist(uint32_t vocab, uint32_t frequent, uint32_t per_source,
+                                     uint32_t seed) {
+  std::mt19937 rng(seed);
+  // k distinct ids of [0, vocab), ascending (a partial Fisher-Yates shuffle of the identity;
+  // the swaps are undone afterwards, so each draw costs O(k), not O(vocab)).
+  std::vector<uint32_t> all(vocab);
+  for (uint32_t i = 0; i < vocab; ++i) all[i] = i;
+  std::vector<uint32_t> swapped;
+  const auto draw = [&](uint32_t k) {
+    k = std::min(k, vocab);
+    swapped.clear();
+    for (uint32_t i = 0; i < k; ++i) {
+      std::uniform_int_distribution<uint32_t> pick(i, vocab - 1);
+      const uint32_t j = pick(rng);
+      std::swap(all[i], all[j]);
+      swapped.push_back(j);
+    }
+    std::vector<uint32_t> ids(all.begin(), all.begin() + k);
+    for (uint32_t i = k; i-- > 0;) std::swap(all[i], all[swapped[i]]);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  ShortlistSpec s;
+  s.frequent = draw(frequent);
+  s.offsets.push_back(0);
+  for (uint32_t source = 0; source < vocab; ++source) {
+    const std::vector<uint32_t> list = draw(per_source);
+    s.targets.insert(s.targets.end(), list.begin(), list.end());
+    s.offsets.push_back(static_cast<uint32_t>(s.targets.size()));
+  }
+  s.description = "synthetic: " + std::to_string(frequent) + " frequent, " +
+                  std::to_string(per_source) + " per source id, seed " + std::to_string(seed);
+  return s;
 }
 
 AlignedBytes::AlignedBytes(const std::vector<uint8_t>& bytes) : size_(bytes.size()) {

@@ -69,6 +69,13 @@ struct SyntheticOptions {
 // A valid model IR (ValidateModelSpec passes) without tokenizer or provenance.
 ModelSpec MakeSyntheticSpec(const SyntheticOptions& options);
 
+// A vocabulary shortlist (format/shortlist.h) for a vocabulary of `vocab` ids: `frequent` ids
+// and, for every source id, `per_source` ids, each set drawn uniformly without repetition from
+// [0, vocab) by std::mt19937(seed) (ascending, as the format stores them). per_source >= vocab
+// or frequent >= vocab: every id.
+ShortlistSpec MakeSyntheticShortlist(uint32_t vocab, uint32_t frequent, uint32_t per_source,
+                                     uint32_t seed);
+
 // The value kFixture stores at flat index `i` of the tensor numbered `tensor_index` in
 // ExpectedTensors order.
 float FixtureValue(size_t tensor_index, size_t i);

@@ -20,7 +20,7 @@ from .sweep import cli as sweep_cli
 from .training import cli as training_cli
 
 SUBCOMMANDS = (
-    data_cli.add_data, data_cli.add_data_card, data_cli.add_spm,
+    data_cli.add_data, data_cli.add_data_card, data_cli.add_spm, data_cli.add_shortlist,
     training_cli.add_train, evaluation_cli.add_evaluate, evaluation_cli.add_export,
     training_cli.add_average, training_cli.add_plot_run,
     pruning_cli.add_prune, pruning_cli.add_prune_eval,

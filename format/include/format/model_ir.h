@@ -1,6 +1,7 @@
 // format/model_ir.h: the model IR, an in-memory description of everything a .hwm file holds
 // (config, attention blocks with their kept heads, tensors with their true values and the
-// dtype each is to be stored in, gates, head analysis, tokenizer, provenance). The converter
+// dtype each is to be stored in, gates, head analysis, tokenizer, vocabulary shortlist,
+// provenance). The converter
 // builds one from a checkpoint; tests, benchmarks and fuzzers build synthetic ones
 // (tests/support/synthetic_model.h); format/model_writer.h turns one into a file.
 //
@@ -16,6 +17,7 @@
 #include "format/model_config.h"
 #include "format/model_layout.h"
 #include "format/model_types.h"
+#include "format/shortlist.h"
 #include "headwise/status.hpp"
 
 namespace headwise {
@@ -71,6 +73,9 @@ struct ModelSpec {
   std::string target_spm;
   std::vector<std::string> vocab;
 
+  // Vocabulary shortlist (format/shortlist.h); empty = none.
+  ShortlistSpec shortlist;
+
   // Provenance.
   std::string source_checkpoint_sha256;
   std::string source_checkpoint_name;
@@ -81,7 +86,8 @@ struct ModelSpec {
 // Everything checked before writing: layout, tensor set and shapes (names the first
 // mismatch: "model.encoder.layers.3.self_attn.q_proj.weight: expected [192, 256], found
 // [256, 256]"), data sizes, finite values, special ids < vocab_size, gate and head-analysis
-// lengths, tokenizer (vocab length == vocab_size, both protos present or none).
+// lengths, tokenizer (vocab length == vocab_size, both protos present or none), the shortlist's
+// rules (CheckShortlist) when there is one.
 // Errors: kInvalidCheckpoint.
 Status ValidateModelSpec(const ModelSpec& spec);
 

@@ -18,6 +18,7 @@
 #include "format/model_ir.h"
 #include "format/model_layout.h"
 #include "format/model_types.h"
+#include "format/shortlist.h"
 #include "headwise/status.hpp"
 #include "headwise_generated.h"
 
@@ -68,6 +69,16 @@ Result<ModelNotes> NotesFromSchema(const schema::Model& m, const std::vector<Blo
 // final_logits_bias (which is F32 in every format); nullopt when they differ; kF32 for a file
 // without matrices. Errors: an unknown dtype.
 Result<std::optional<WeightFormat>> WeightFormatFromSchema(const schema::Model& m);
+
+// The file's vocabulary shortlist as a view into the flatbuffer (valid while the file's bytes
+// are), checked with CheckShortlist for `vocab_size` ids; nullopt when the file has none.
+// Errors: kInvalidModel naming the array and position (format/shortlist.h).
+struct ShortlistFromFile {
+  ShortlistView view;
+  ShortlistStats stats;
+};
+Result<std::optional<ShortlistFromFile>> ShortlistFromSchema(const schema::Model& m,
+                                                             uint32_t vocab_size);
 
 }  // namespace headwise
 

@@ -1,0 +1,194 @@
+#include "shortlist.h"
+
+#include <pthreadpool.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "common/half.h"
+#include "kernels/f32_gemv.h"
+#include "kernels/int8_gemm.h"
+#include "kernels/softmax.h"
+#include "parallel.h"
+
+namespace headwise {
+
+bool ShortlistEnabled(const Model::Impl& model, const TranslatorLimits& limits) {
+  return model.has_shortlist && limits.use_shortlist;
+}
+
+void LayoutShortlist(const Model::Impl& model, const TranslatorLimits& limits, ArenaCarver& c,
+                     ShortlistBuffers* buf) {
+  const ModelConfig& dims = model.config;
+  const uint64_t V = dims.vocab_size;
+  const uint64_t d = dims.d_model;
+  const uint64_t B = static_cast<uint64_t>(limits.max_batch);
+  const uint64_t S = static_cast<uint64_t>(limits.max_source_tokens);
+  const uint64_t R = B * static_cast<uint64_t>(limits.max_beam);
+  // The union is at most: the frequent ids, EOS and UNK, and one list per distinct source id.
+  // 64-bit arithmetic: B * S * longest stays below 2^31 * 2^24.
+  const uint64_t sources = std::min<uint64_t>(V, B * S);
+  const uint64_t bound = model.shortlist.num_frequent + 2 + sources * model.shortlist_stats.longest;
+  const size_t C = static_cast<size_t>(std::min<uint64_t>(V, bound));
+  buf->capacity = C;
+  buf->max_rows = static_cast<size_t>(R);
+  buf->marks = c.Take<uint8_t>({static_cast<size_t>(V)});
+  buf->ids = c.Take<int32_t>({C});
+  buf->run_first = c.Take<int32_t>({C});
+  buf->run_length = c.Take<int32_t>({C});
+  buf->run_offset = c.Take<int32_t>({C});
+  buf->row = c.Take<float>({C});
+  switch (model.lm_head.dtype) {
+    case DType::kI8:
+      buf->w8 = c.Take<int8_t>({C, static_cast<size_t>(d)});
+      buf->w8_scale = c.Take<float>({C});
+      buf->bias = c.Take<float>({C});
+      buf->out = c.Take<float>({static_cast<size_t>(R), C});
+      break;
+    case DType::kF16:
+      buf->w32 = c.Take<float>({C, static_cast<size_t>(d)});
+      break;
+    case DType::kF32:
+      break;
+  }
+}
+
+void ShortlistOutput::Prepare(const TokenSpan* sources, size_t batch, float* logits,
+                              size_t rows) {
+  const Model::Impl& m = *model_;
+  const ShortlistBuffers& b = *buf_;
+  const ShortlistView& list = m.shortlist;
+  const size_t V = m.config.vocab_size;
+  const size_t d = m.config.d_model;
+  const int32_t always[] = {m.config.eos_token_id, m.config.unk_token_id};
+  ShortlistBegin(list, always, 2, b.marks);
+  for (size_t s = 0; s < batch; ++s) {
+    ShortlistAddSource(list, sources[s].ids, sources[s].size, b.marks);
+  }
+  // The capacity bounds every union (LayoutShortlist), so ids has room.
+  size_ = ShortlistCollect(list, b.marks, b.ids);
+
+  runs_ = 0;
+  for (size_t j = 0; j < size_; ++j) {
+    if (runs_ > 0 && b.ids[j] == b.run_first[runs_ - 1] + b.run_length[runs_ - 1]) {
+      ++b.run_length[runs_ - 1];
+      continue;
+    }
+    b.run_first[runs_] = b.ids[j];
+    b.run_length[runs_] = 1;
+    b.run_offset[runs_] = static_cast<int32_t>(j);
+    ++runs_;
+  }
+
+  const WeightView& w = m.lm_head;
+  switch (w.dtype) {
+    case DType::kI8:
+      for (size_t j = 0; j < size_; ++j) {
+        const size_t id = static_cast<size_t>(b.ids[j]);
+        std::memcpy(b.w8 + j * d, w.i8() + id * d, d);
+        b.w8_scale[j] = w.scale[id];
+        b.bias[j] = m.final_logits_bias.f32()[id];
+      }
+      break;
+    case DType::kF16:
+      for (size_t j = 0; j < size_; ++j) {
+        const uint16_t* row = w.f16() + static_cast<size_t>(b.ids[j]) * d;
+        float* out = b.w32 + j * d;
+        for (size_t k = 0; k < d; ++k) out[k] = F16ToFloat(row[k]);
+      }
+      break;
+    case DType::kF32:
+      break;
+  }
+  std::fill(logits, logits + rows * V, -std::numeric_limits<float>::infinity());
+}
+
+float ShortlistOutput::LogSumExp(const float* logits, float* max_out) const {
+  const ShortlistBuffers& b = *buf_;
+  for (size_t j = 0; j < size_; ++j) b.row[j] = logits[b.ids[j]];
+  const kernels::LogSoftmaxNorm norm = kernels::LogSoftmaxNormalizer(b.row, size_);
+  *max_out = norm.max;
+  return norm.log_sum;
+}
+
+Status ShortlistOutput::Run(size_t rows, const float* x, float* logits, pthreadpool* pool) const {
+  if (rows > buf_->max_rows) {
+    return InternalError("shortlist: " + std::to_string(rows) + " rows exceed the planned " +
+                         std::to_string(buf_->max_rows));
+  }
+  if (model_->lm_head.dtype == DType::kI8) {
+    RunInt8(rows, x, logits, pool);
+  } else {
+    RunFloat(rows, x, logits, pool);
+  }
+  return Status::Ok();
+}
+
+void ShortlistOutput::RunFloat(size_t rows, const float* x, float* logits,
+                               pthreadpool* pool) const {
+  const Model::Impl& m = *model_;
+  const ShortlistBuffers& b = *buf_;
+  const size_t V = m.config.vocab_size;
+  const size_t d = m.config.d_model;
+  const bool widened = m.lm_head.dtype == DType::kF16;
+  const float* bias = m.final_logits_bias.f32();
+  // One run of consecutive ids, every row: the run's weights stay in cache across the rows.
+  const auto run = [&](size_t i) {
+    const size_t first = static_cast<size_t>(b.run_first[i]);
+    const size_t length = static_cast<size_t>(b.run_length[i]);
+    kernels::F32GemvArgs a;
+    a.k = d;
+    a.w = widened ? b.w32 + static_cast<size_t>(b.run_offset[i]) * d : m.lm_head.f32() + first * d;
+    a.bias = bias + first;
+    a.out_min = -std::numeric_limits<float>::infinity();
+    a.out_max = std::numeric_limits<float>::infinity();
+    for (size_t r = 0; r < rows; ++r) {
+      a.x = x + r * d;
+      a.y = logits + r * V + first;
+      kernels::F32Gemv(a, 0, length);
+    }
+  };
+  ParallelFor(pool, runs_, rows * d * size_, run);
+}
+
+void ShortlistOutput::RunInt8(size_t rows, const float* x, float* logits, pthreadpool* pool) const {
+  const Model::Impl& m = *model_;
+  const ShortlistBuffers& b = *buf_;
+  const size_t V = m.config.vocab_size;
+  const size_t d = m.config.d_model;
+  const size_t n = size_;
+  // The same quantized rows the full lm_head's int8 path computes (fc/fc_int8.cc).
+  kernels::QuantizeRowsDynamic(x, rows, d, d, int8_->q, int8_->scale);
+  kernels::Int8GemmArgs a;
+  a.xq = int8_->q;
+  a.x_scale = int8_->scale;
+  a.rows = rows;
+  a.k = d;
+  a.w = b.w8;
+  a.w_scale = b.w8_scale;
+  a.bias = b.bias;
+  a.y = b.out;
+  a.y_stride = n;
+  a.out_min = -std::numeric_limits<float>::infinity();
+  a.out_max = std::numeric_limits<float>::infinity();
+  if (pool == nullptr || rows * d * n < kMinParallelWork) {
+    kernels::Int8Gemm(a, 0, n);
+  } else {
+    constexpr size_t kTile = 64;  // as fc_int8.cc: a multiple of the kernels' 4 channels
+    pthreadpool_parallelize_1d_tile_1d(
+        pool,
+        [](void* context, size_t begin, size_t count) {
+          kernels::Int8Gemm(*static_cast<const kernels::Int8GemmArgs*>(context), begin,
+                            begin + count);
+        },
+        &a, n, kTile, kPoolFlags);
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    const float* from = b.out + r * n;
+    float* to = logits + r * V;
+    for (size_t j = 0; j < n; ++j) to[b.ids[j]] = from[j];
+  }
+}
+
+}  // namespace headwise
