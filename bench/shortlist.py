@@ -29,9 +29,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "trainer"))
-from headwise_trainer.metrics import corpus_bleu, corpus_chrf  # noqa: E402
-from headwise_trainer.runtime_module import build_dir_of, import_headwise  # noqa: E402
-from headwise_trainer import shortlist as sl_file  # noqa: E402
+from headwise_trainer.evaluation.metrics import corpus_bleu, corpus_chrf  # noqa: E402
+from headwise_trainer.evaluation.runtime_module import build_dir_of, import_headwise  # noqa: E402
+from headwise_trainer.data import shortlist as sl_file  # noqa: E402
 
 
 def read_split(data, split, limit):

@@ -13,7 +13,7 @@ import pytest
 import headwise
 from conftest import CONVERT, SOURCE, TRANSLATE
 from headwise_trainer import cli as trainer_cli
-from headwise_trainer import shortlist as sl_file
+from headwise_trainer.data import shortlist as sl_file
 
 CHECKPOINT = os.path.join(SOURCE, "models", "en-de", "checkpoint")
 

@@ -1,4 +1,4 @@
-"""`headwise-train shortlist` (headwise_trainer/shortlist.py): the vectorised sentence-level
+"""`headwise-train shortlist` (headwise_trainer/data/shortlist.py): the vectorised sentence-level
 counts and the list rules against plain loops written from the module docstring, the file's
 write/read round trip, and the union as format/shortlist.h defines it. The end to end path
 (trainer -> converter -> runtime) is python/tests/test_shortlist.py."""
@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "trainer"))
 
-from headwise_trainer import shortlist as sl  # noqa: E402
+from headwise_trainer.data import shortlist as sl  # noqa: E402
 
 
 def random_corpus(seed, lines, vocab, longest=9):

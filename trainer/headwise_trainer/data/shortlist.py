@@ -35,9 +35,7 @@ comments; converter/src/shortlist_reader.h is the reader):
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -253,104 +251,6 @@ def coverage(sl: Shortlist, sources: Sequence[np.ndarray], targets: Sequence[np.
             "union_max": max(sizes) if sizes else 0, "vocab_size": sl.vocab_size}
 
 
-def _split_lines(lengths: np.ndarray, ids: np.ndarray) -> List[np.ndarray]:
+def split_lines(lengths: np.ndarray, ids: np.ndarray) -> List[np.ndarray]:
     starts = np.concatenate([[0], np.cumsum(lengths)])
     return [ids[starts[i]:starts[i + 1]] for i in range(lengths.size)]
-
-
-def run(args) -> None:
-    from .cli import CliError, check_outputs
-    from .spm_vocab import Vocab
-    if args.top_k < 0 or args.frequent < 0 or args.min_count < 1:
-        raise CliError("--top-k and --frequent must be >= 0, --min-count >= 1")
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    check_outputs(out_dir, [os.path.basename(args.out)], args.overwrite, [])
-    man_path = os.path.join(args.data, "manifest.json")
-    if not os.path.isfile(man_path):
-        raise CliError(f"{man_path}: not found; expected a corpus directory made by "
-                       "'headwise-train data'")
-    with open(man_path, encoding="utf-8") as f:
-        man = json.load(f)
-    src_lang, tgt_lang = man["source_lang"], man["target_lang"]
-    vocab = Vocab.load(args.vocab)
-    V = len(vocab)
-    t0 = time.time()
-
-    def encode(split: str, limit: int = 0):
-        path_s = os.path.join(args.data, f"{split}.{src_lang}")
-        path_t = os.path.join(args.data, f"{split}.{tgt_lang}")
-        for p in (path_s, path_t):
-            if not os.path.isfile(p):
-                raise CliError(f"{p}: not found")
-        return (encode_file(path_s, vocab.source, vocab.piece_to_id, vocab.unk_id, limit),
-                encode_file(path_t, vocab.target, vocab.piece_to_id, vocab.unk_id, limit))
-
-    src, tgt = encode(args.split, args.limit)
-    if src[0].size != tgt[0].size:
-        raise CliError(f"{args.split}: {src[0].size} source lines but {tgt[0].size} target lines")
-    c = count(src, tgt, V)
-    freq, lists = make_lists(c, V, args.top_k, args.frequent, args.score, args.min_count,
-                             not args.no_copy)
-    name = os.path.basename(os.path.normpath(args.data))
-    description = (f"top {args.top_k} per source piece by {args.score} over {c.pairs} "
-                   f"{args.split} pairs of {name}{', copies' if not args.no_copy else ''}; "
-                   f"{len(freq)} most frequent")
-    header = {"description": description, "top_k": str(args.top_k),
-              "frequent_pieces": str(args.frequent), "score": args.score,
-              "min_count": str(args.min_count), "copy": "no" if args.no_copy else "yes",
-              "data": name, "split": args.split, "pairs": str(c.pairs)}
-    sl = Shortlist(V, vocab_sha256(vocab.id_to_piece), freq, lists, header)
-    write(args.out, sl)
-    entries = sum(len(v) for v in lists.values())
-    print(f"shortlist: {c.pairs} {args.split} pairs, {c.keys.size} co-occurring pairs of pieces; "
-          f"{len(freq)} frequent pieces, lists for {len(lists)} source pieces ({entries} "
-          f"entries) -> {args.out} ({time.time() - t0:.0f} s)")
-    report = {"file": args.out, "pairs": c.pairs, "frequent": len(freq), "sources": len(lists),
-              "entries": entries, "header": header}
-    if args.report_split != "none":
-        rs, rt = encode(args.report_split)
-        always = [vocab.eos_id, vocab.unk_id]
-        cov = coverage(sl, _split_lines(*rs), _split_lines(*rt), always)
-        report["coverage"] = {args.report_split: cov}
-        print(f"shortlist: {args.report_split} references: {100 * cov['tokens_inside']:.2f}% of "
-              f"target tokens and {100 * cov['lines_inside']:.1f}% of lines inside the union of "
-              f"their source line; union {cov['union_mean']:.0f} pieces on average, at most "
-              f"{cov['union_max']}, of {V}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=1)
-            f.write("\n")
-
-
-def register(sub) -> None:
-    p = sub.add_parser(
-        "shortlist", help="a lexical vocabulary shortlist from the training pairs",
-        description="Write the vocabulary shortlist of a corpus for `headwise-convert "
-                    "--shortlist`: per source piece the --top-k target pieces that co-occur "
-                    "with it most strongly, plus the --frequent most frequent target pieces. "
-                    "The runtime then computes the output layer only over what a batch's "
-                    "source pieces allow. Deterministic.")
-    p.add_argument("--data", required=True, help="corpus directory (headwise-train data)")
-    p.add_argument("--vocab", required=True,
-                   help="vocabulary or checkpoint directory (source.spm, target.spm, "
-                        "vocab.json) of the model the shortlist is for")
-    p.add_argument("--out", required=True, help="shortlist file to write")
-    p.add_argument("--split", default="train", choices=["train", "dev", "test"],
-                   help="the pairs to count (default train)")
-    p.add_argument("--top-k", type=int, default=100,
-                   help="target pieces per source piece (default 100)")
-    p.add_argument("--frequent", type=int, default=500,
-                   help="most frequent target pieces always allowed (default 500)")
-    p.add_argument("--score", choices=SCORES, default="dice",
-                   help="dice (default): 2 c(s,t) / (c(s) + c(t)); cond: c(s,t) / c(s)")
-    p.add_argument("--min-count", type=int, default=1,
-                   help="pairs a (source, target) piece pair must co-occur in (default 1)")
-    p.add_argument("--no-copy", action="store_true",
-                   help="do not add a source piece to its own list")
-    p.add_argument("--limit", type=int, default=0, help="first N pairs only")
-    p.add_argument("--report-split", choices=["train", "dev", "test", "none"], default="dev",
-                   help="print how much of this split's references the union of their source "
-                        "line covers (default dev)")
-    p.add_argument("--json", help="write the counts and the coverage report to this JSON file")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    p.set_defaults(func=run)
