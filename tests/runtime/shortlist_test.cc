@@ -175,6 +175,13 @@ TEST_P(ShortlistOutputTest, UnionLogitsAreTheFullProductsOthersMinusInfinity) {
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   Translator::Impl& t = **made;
   ASSERT_TRUE(t.shortlist.valid());
+  // The shortlist's rows are computed in f32 (F16 weights widened), so the full products they
+  // are held to come from an f32 output layer too: where fp16 arithmetic is on (aarch64 with
+  // ARMv8.2 FP16), `t`'s own lm_head rounds through f16.
+  TranslatorLimits f32_limits = Limits(true, 1);
+  f32_limits.fp16_compute = Fp16Compute::kOff;
+  auto reference = CreateTranslatorImpl(m->model, f32_limits);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
   const size_t V = o.vocab, d = o.d_model;
   const std::vector<int32_t> src = {3, 9, 10, 11, 50, 51, 52, 0};  // runs of consecutive ids too
   const TokenSpan span{src.data(), src.size()};
@@ -183,7 +190,7 @@ TEST_P(ShortlistOutputTest, UnionLogitsAreTheFullProductsOthersMinusInfinity) {
     std::vector<float> x(rows * d);
     for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i) + 0.1f);
     std::vector<float> full(rows * V), part(rows * V, 123.0f);
-    ASSERT_TRUE(t.net.lm_head.Run(rows, x.data(), full.data(), nullptr).ok());
+    ASSERT_TRUE((*reference)->net.lm_head.Run(rows, x.data(), full.data(), nullptr).ok());
     t.shortlist.Prepare(&span, 1, part.data(), rows);
     ASSERT_TRUE(t.shortlist.Run(rows, x.data(), part.data(), nullptr).ok());
     auto pieces = m->model->ShortlistPieces({src});
