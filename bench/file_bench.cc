@@ -7,7 +7,8 @@
 //       plus its EOS): <label>/greedy_ms_per_token, <label>/beam4_ms_per_token and their ratio
 //       <label>/beam4_over_greedy; per-operation shares of the wall time (runtime/src/
 //       op_profile.h) <label>/<search>_share_<kind>, "other" being what no timer covers
-//       (embeddings, bookkeeping, the calls between).
+//       (embeddings, bookkeeping, the calls between), and <label>/<search>_share_encoder_all (the
+//       encoder in all, whose products and attention are in the kinds too).
 //   file/throughput/batch:B/beam:K  every model, 1 thread: <label>/tokens_per_s (CPU time) and
 //       the shares as above.
 //   file/threads/batch:B/beam:K     (--long) every model on a 1-thread and a 2-thread Translator
@@ -133,6 +134,8 @@ struct Totals {
       timed += ops.seconds[k];
     }
     state.counters[prefix + "share_other"] = 1.0 - timed / wall;
+    // The encoder in all (its products and attention are in the kinds above too).
+    state.counters[prefix + "share_encoder_all"] = ops.encoder_seconds / wall;
     state.counters[prefix + "steps_per_token"] = static_cast<double>(ops.steps) / static_cast<double>(tokens);
     state.counters[prefix + "rows_per_step"] = static_cast<double>(ops.step_rows) / static_cast<double>(ops.steps);
   }

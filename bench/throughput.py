@@ -249,8 +249,8 @@ def markdown(results):
     prof = results.get("profile", [])
     if prof:
         lines += ["", f"Time share by operation, batch {PROFILE_BATCH}, 1 thread (`--profile`: "
-                  "timers around the runtime's products, attention kernels, decoder steps and "
-                  "searches; their own cost, measured, is taken out of the total):", "",
+                  "the runtime's operation timers, runtime/src/op_profile.h; other = embeddings, "
+                  "beam cache copies, batching, result copies):", "",
                   "| model | weights | search | input | projections | attention | feed-forward "
                   "| output layer | search | tokenization | other |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]

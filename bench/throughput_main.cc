@@ -14,8 +14,9 @@
 // max_beam = --beam. A warm-up translation of the first batch comes before the timed runs.
 // Reported: every run's tokenize / translate / detokenize seconds (wall) and process CPU
 // seconds, and tokens per second over the median run (end to end, the model's part alone, and
-// per CPU second). With --profile (one thread only)
-// a last run goes through bench/op_profile.h and its time is split by operation. --output
+// per CPU second). With --profile (one thread only: the shares are of the calling thread's
+// wall time) a last run has the runtime's operation timers on (runtime/src/op_profile.h) and
+// its time is split by operation. --output
 // writes each line's best translation (an empty line for a failed one).
 #include <time.h>
 
@@ -32,8 +33,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/op_profile.h"
 #include "headwise/headwise.hpp"
+#include "op_profile.h"
+#include "translator_impl.h"
 
 namespace headwise::bench {
 namespace {
@@ -83,7 +85,6 @@ Args Parse(int argc, char** argv) {
   }
   if (a.model.empty() || a.input.empty()) Usage("-m and -i are required");
   if (a.profile && a.threads != 1) Usage("--profile measures one thread only");
-  if (a.profile && !OpProfileAvailable()) Usage("--profile: this build has no operation timers");
   return a;
 }
 
@@ -248,34 +249,39 @@ int Main(int argc, char** argv) {
   j["cpu_tokens_per_s"] = static_cast<double>(median.target_tokens) / median.cpu_s;
 
   if (a.profile) {
-    StartOpProfile((*model)->info());
+    OpProfile ops;
+    TranslatorAccess::Of(**tr).net.profile = &ops;
     const Run p = TranslateFile(**model, **tr, lines, search, batching);
-    const OpTimes t = StopOpProfile();
-    const double overhead = static_cast<double>(t.timed_calls) * t.timer_pair_s;
-    const double total = p.total() - overhead;
+    TranslatorAccess::Of(**tr).net.profile = nullptr;
+    auto kind = [&](OpKind k) { return ops.seconds[static_cast<int>(k)]; };
+    const double total = p.total();
     const double tokenization = p.tokenize_s + p.detokenize_s;
-    const double known = t.projections_s + t.attention_s + t.feed_forward_s + t.output_layer_s +
-                         t.search_s;
-    const double other = std::max(0.0, p.translate_s - overhead - known);
+    double known = 0;
+    for (double s : ops.seconds) known += s;
+    // "other": the rest of the translation (embeddings, beam cache copies, batching, result
+    // copies); cache copies are also reported on their own in "seconds".
+    const double other = std::max(0.0, p.translate_s - known) + kind(OpKind::kCacheCopy);
     nlohmann::ordered_json shares;
-    shares["projections"] = t.projections_s / total;
-    shares["attention"] = t.attention_s / total;
-    shares["feed_forward"] = t.feed_forward_s / total;
-    shares["output_layer"] = t.output_layer_s / total;
-    shares["search"] = t.search_s / total;
+    shares["projections"] = kind(OpKind::kProjection) / total;
+    shares["attention"] = kind(OpKind::kAttention) / total;
+    shares["feed_forward"] = kind(OpKind::kFeedForward) / total;
+    shares["output_layer"] = kind(OpKind::kOutputLayer) / total;
+    shares["search"] = kind(OpKind::kSearch) / total;
     shares["tokenization"] = tokenization / total;
     shares["other"] = other / total;
     nlohmann::ordered_json prof;
     prof["shares"] = shares;
-    prof["seconds"] = {{"projections", t.projections_s},   {"attention", t.attention_s},
-                       {"feed_forward", t.feed_forward_s}, {"output_layer", t.output_layer_s},
-                       {"search", t.search_s},             {"tokenization", tokenization},
-                       {"other", other},                   {"encoder_all", t.encoder_s},
-                       {"decoder_steps_all", t.decoder_steps_s}};
-    prof["profiled_total_s"] = p.total();
-    prof["timer_overhead_s"] = overhead;
-    prof["timed_calls"] = t.timed_calls;
-    prof["ambiguous_shapes"] = t.ambiguous;
+    prof["seconds"] = {{"projections", kind(OpKind::kProjection)},
+                       {"attention", kind(OpKind::kAttention)},
+                       {"feed_forward", kind(OpKind::kFeedForward)},
+                       {"output_layer", kind(OpKind::kOutputLayer)},
+                       {"search", kind(OpKind::kSearch)},
+                       {"cache_copy", kind(OpKind::kCacheCopy)},
+                       {"tokenization", tokenization},
+                       {"other", other},
+                       {"encoder_all", ops.encoder_seconds}};
+    prof["profiled_total_s"] = total;
+    prof["decoder_steps"] = ops.steps;
     j["profile"] = prof;
   }
   if (!a.output.empty()) {

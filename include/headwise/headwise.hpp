@@ -408,6 +408,7 @@ class Translator {
   struct Impl;  // runtime-private
 
  private:
+  friend struct TranslatorAccess;  // runtime-private (translator_impl.h): bench's profiling
   explicit Translator(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

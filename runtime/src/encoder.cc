@@ -12,7 +12,7 @@ namespace headwise {
 
 Status RunEncoder(const Network& net, const EncoderBuffers& b, const TokenSpan* sources,
                   size_t batch) {
-  const OpTimer timer(net.profile, OpKind::kEncoder);
+  const ScopedSeconds total(net.profile != nullptr ? &net.profile->encoder_seconds : nullptr);
   const ModelConfig& dims = net.config();
   const Model::Impl& m = *net.model;
   const size_t d = static_cast<size_t>(dims.d_model);
@@ -34,7 +34,11 @@ Status RunEncoder(const Network& net, const EncoderBuffers& b, const TokenSpan* 
     const AttentionWeights& a = w.self_attn;
     const size_t inner = a.inner();
     if (inner > 0) {
-      HW_RETURN_IF_ERROR(ops.qkv.Run(rows, b.x, b.qkv, net.threads()));
+      {
+        const OpTimer timer(net.profile, OpKind::kProjection);
+        HW_RETURN_IF_ERROR(ops.qkv.Run(rows, b.x, b.qkv, net.threads()));
+      }
+      const OpTimer timer(net.profile, OpKind::kAttention);
       const kernels::AttentionShape shape{a.num_heads, a.head_dim, AttentionScale(a.head_dim),
                                           a.head_dim};
       size_t pairs = 0;
@@ -52,7 +56,11 @@ Status RunEncoder(const Network& net, const EncoderBuffers& b, const TokenSpan* 
         }
       });
     }
-    HW_RETURN_IF_ERROR(FinishAttention(net, ops.out, a, w.self_attn_norm, rows, b.ctx, b.tmp, b.x));
+    {
+      const OpTimer timer(net.profile, OpKind::kProjection);
+      HW_RETURN_IF_ERROR(FinishAttention(net, ops.out, a, w.self_attn_norm, rows, b.ctx, b.tmp, b.x));
+    }
+    const OpTimer timer(net.profile, OpKind::kFeedForward);
     HW_RETURN_IF_ERROR(RunFeedForward(net, ops.fc1, ops.fc2, w.final_norm, rows, b.x, b.ffn, b.tmp));
   }
 
@@ -61,6 +69,7 @@ Status RunEncoder(const Network& net, const EncoderBuffers& b, const TokenSpan* 
     const AttentionWeights& a = m.decoder_layers[l].cross_attn;
     const size_t inner = a.inner(), hd = a.head_dim;
     if (inner == 0) continue;
+    const OpTimer timer(net.profile, OpKind::kProjection);  // the product and its reordering
     HW_RETURN_IF_ERROR(net.decoder[l].cross_kv.Run(rows, b.x, b.kv, net.threads()));
     // [row][k heads | v heads] -> [head][row] for K and for V.
     for (size_t r = 0; r < rows; ++r) {

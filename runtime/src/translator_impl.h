@@ -71,6 +71,12 @@ struct Translator::Impl {
   Decoder full_decoder() const { return Decoder(net, buf.decoder, nullptr); }
 };
 
+// The Impl of a public Translator, for what the public API does not offer and bench/ needs
+// (pointing net.profile at an OpProfile, op_profile.h). Runtime-private.
+struct TranslatorAccess {
+  static Translator::Impl& Of(Translator& translator) { return *translator.impl_; }
+};
+
 // What Translator::Create does, returning the Impl itself: for Translator::Create and for
 // tests that drive the encoder or decoder directly. Errors as Translator::Create.
 Result<std::unique_ptr<Translator::Impl>> CreateTranslatorImpl(std::shared_ptr<const Model> model,
