@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/decode_step.h"
 #include "bench/synthetic_model.h"
 #include "encoder.h"
 #include "search.h"
@@ -128,28 +129,14 @@ void BM_DecodeBandwidth(benchmark::State& state, SyntheticOptions o) {
       (reinterpret_cast<uintptr_t>(words.data()) + 63) / 64 * 64);
   const std::vector<int32_t> src = SyntheticSource(o.size, kSourceLength, 1);
   const TokenSpan span{src.data(), src.size()};
-  SearchOptions full, one;
-  full.max_length = kSteps;
-  one.max_length = 1;
   double step_total = 0, stream_total = 0;
   uint64_t sink = 0;
   for (auto _ : state) {
-    double t0 = ThreadCpuSeconds();
-    if (!RunEncoder(t.net, t.buf.encoder, &span, 1).ok() ||
-        !RunGreedy(t.decoder(), t.buf.search, 1, full, kSteps).ok()) {
-      Die("greedy failed");
-    }
-    const double t64 = ThreadCpuSeconds() - t0;
-    t0 = ThreadCpuSeconds();
-    if (!RunEncoder(t.net, t.buf.encoder, &span, 1).ok() ||
-        !RunGreedy(t.decoder(), t.buf.search, 1, one, 1).ok()) {
-      Die("greedy failed");
-    }
-    const double t1 = ThreadCpuSeconds() - t0;
-    t0 = ThreadCpuSeconds();
+    const double step = DecodeStepSeconds(t, span, kSteps);
+    const double t0 = ThreadCpuSeconds();
     for (int pass = 0; pass < kStreamPasses; ++pass) sink += StreamRead(stream, bytes);
     stream_total += (ThreadCpuSeconds() - t0) / kStreamPasses;
-    step_total += (t64 - t1) / (kSteps - 1);
+    step_total += step;
   }
   benchmark::DoNotOptimize(sink);
   const double n = static_cast<double>(state.iterations());

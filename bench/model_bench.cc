@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/decode_step.h"
 #include "bench/synthetic_model.h"
 #include "encoder.h"
 #include "search.h"
@@ -98,24 +99,10 @@ void BM_DecodeStepVsMatrixOps(benchmark::State& state, SyntheticOptions o) {
   const TokenSpan span{src.data(), src.size()};
   const size_t widest = std::max<size_t>({o.size.ffn, o.size.vocab, 3 * o.size.d_model});
   std::vector<float> in(widest, 0.1f), out(widest);
-  SearchOptions full, one;
-  full.max_length = kSteps;
-  one.max_length = 1;
   double step_total = 0, ops_total = 0;
   for (auto _ : state) {
-    double t0 = ThreadCpuSeconds();
-    if (!RunEncoder(t.net, t.buf.encoder, &span, 1).ok() ||
-        !RunGreedy(t.decoder(), t.buf.search, 1, full, kSteps).ok()) {
-      Die("greedy failed");
-    }
-    const double t64 = ThreadCpuSeconds() - t0;
-    t0 = ThreadCpuSeconds();
-    if (!RunEncoder(t.net, t.buf.encoder, &span, 1).ok() ||
-        !RunGreedy(t.decoder(), t.buf.search, 1, one, 1).ok()) {
-      Die("greedy failed");
-    }
-    const double t1 = ThreadCpuSeconds() - t0;
-    t0 = ThreadCpuSeconds();
+    const double decode_step = DecodeStepSeconds(t, span, kSteps);
+    const double t0 = ThreadCpuSeconds();
     for (int step = 1; step < kSteps; ++step) {
       for (const DecoderLayerOps& ops : t.net.decoder) {
         for (const FullyConnected* fc : {&ops.self_qkv, &ops.self_out, &ops.cross_q, &ops.cross_out, &ops.fc1, &ops.fc2}) {
@@ -125,7 +112,7 @@ void BM_DecodeStepVsMatrixOps(benchmark::State& state, SyntheticOptions o) {
       if (!t.net.lm_head.Run(1, in.data(), out.data(), nullptr).ok()) Die("lm_head failed");
     }
     const double ops = ThreadCpuSeconds() - t0;
-    step_total += (t64 - t1) / (kSteps - 1);
+    step_total += decode_step;
     ops_total += ops / (kSteps - 1);
   }
   const double n = static_cast<double>(state.iterations());
