@@ -50,22 +50,17 @@ class F32GemvPath final : public FcPath {
 
  private:
   void RunRange(const float* x, float* y, size_t begin, size_t end) const {
-    size_t first = 0;  // output channel of the part's first row
-    for (const Part& p : parts_) {
-      const size_t lo = std::max(begin, first), hi = std::min(end, first + p.rows);
-      if (lo < hi) {
-        kernels::F32GemvArgs a;
-        a.x = x;
-        a.k = in_;
-        a.w = p.w;
-        a.bias = p.bias;
-        a.y = y + first;
-        a.out_min = out_min_;
-        a.out_max = out_max_;
-        kernels::F32Gemv(a, lo - first, hi - first);
-      }
-      first += p.rows;
-    }
+    ForPartsInRange(parts_, begin, end, [&](const Part& p, size_t first, size_t lo, size_t hi) {
+      kernels::F32GemvArgs a;
+      a.x = x;
+      a.k = in_;
+      a.w = p.w;
+      a.bias = p.bias;
+      a.y = y + first;
+      a.out_min = out_min_;
+      a.out_max = out_max_;
+      kernels::F32Gemv(a, lo, hi);
+    });
   }
 
   std::vector<Part> parts_;

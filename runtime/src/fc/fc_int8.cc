@@ -57,26 +57,21 @@ class Int8Path final : public FcPath {
 
   // Output channels [begin, end) of the stacked parts, on the quantized rows in the scratch.
   void RunRange(size_t rows, float* y, size_t begin, size_t end) const {
-    size_t first = 0;  // output channel of the part's first row
-    for (const Part& p : parts_) {
-      const size_t lo = std::max(begin, first), hi = std::min(end, first + p.rows);
-      if (lo < hi) {
-        kernels::Int8GemmArgs a;
-        a.xq = scratch_->q;
-        a.x_scale = scratch_->scale;
-        a.rows = rows;
-        a.k = in_;
-        a.w = p.w;
-        a.w_scale = p.scale;
-        a.bias = p.bias;
-        a.y = y + first;
-        a.y_stride = out_stride_;
-        a.out_min = out_min_;
-        a.out_max = out_max_;
-        kernels::Int8Gemm(a, lo - first, hi - first);
-      }
-      first += p.rows;
-    }
+    ForPartsInRange(parts_, begin, end, [&](const Part& p, size_t first, size_t lo, size_t hi) {
+      kernels::Int8GemmArgs a;
+      a.xq = scratch_->q;
+      a.x_scale = scratch_->scale;
+      a.rows = rows;
+      a.k = in_;
+      a.w = p.w;
+      a.w_scale = p.scale;
+      a.bias = p.bias;
+      a.y = y + first;
+      a.y_stride = out_stride_;
+      a.out_min = out_min_;
+      a.out_max = out_max_;
+      kernels::Int8Gemm(a, lo, hi);
+    });
   }
 
   std::vector<Part> parts_;

@@ -23,9 +23,11 @@
 #ifndef HEADWISE_RUNTIME_FC_FC_PATH_H_
 #define HEADWISE_RUNTIME_FC_FC_PATH_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/mapped_file.h"
 #include "fc/fully_connected.h"
@@ -78,6 +80,20 @@ class FcPath {
   // buffer), false when it reads the model's weights in place.
   virtual bool HoldsWeightCopy() const { return false; }
 };
+
+// For the in-place families, whose weights are parts stacked along the output channels (each
+// with a `rows` member): calls fn(part, first, lo, hi) for each part that overlaps output
+// channels [begin, end), first being the channel of its first row and [lo, hi) the overlap
+// counted within the part.
+template <typename Part, typename Fn>
+void ForPartsInRange(const std::vector<Part>& parts, size_t begin, size_t end, Fn&& fn) {
+  size_t first = 0;
+  for (const Part& p : parts) {
+    const size_t lo = std::max(begin, first), hi = std::min(end, first + p.rows);
+    if (lo < hi) fn(p, first, lo - first, hi - first);
+    first += p.rows;
+  }
+}
 
 // nullptr: the family does not apply to `spec`.
 using FcPathFactory = Result<std::unique_ptr<const FcPath>> (*)(const FcSpec& spec);
