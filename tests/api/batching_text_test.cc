@@ -13,25 +13,24 @@
 
 #include "headwise/headwise.h"
 #include "headwise/headwise.hpp"
+#include "tests/api/standard_models_suite.h"
 #include "tests/api/test_model.h"
 
 namespace headwise {
 namespace {
 
-class BatchingTextTest : public ::testing::Test {
+class BatchingTextTest : public testing::StandardModelsSuite {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new testing::ScratchDir();
-    ASSERT_FALSE(dir_->path().empty());
-    const Status written = testing::WriteStandardModels(dir_->path());
-    ASSERT_TRUE(written.ok()) << written.ToString();
+    StandardModelsSuite::SetUpTestSuite();
+    if (HasFatalFailure()) return;
     auto m = Model::Load(*dir_ / "tiny.hwm");
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     model_ = new std::shared_ptr<const Model>(std::move(m).value());
   }
   static void TearDownTestSuite() {
     delete model_;
-    delete dir_;
+    StandardModelsSuite::TearDownTestSuite();
   }
 
   static std::unique_ptr<Translator> Make(int max_batch, int sort_window) {
@@ -46,11 +45,9 @@ class BatchingTextTest : public ::testing::Test {
     return t.ok() ? std::move(t).value() : nullptr;
   }
 
-  static testing::ScratchDir* dir_;
   static std::shared_ptr<const Model>* model_;
 };
 
-testing::ScratchDir* BatchingTextTest::dir_ = nullptr;
 std::shared_ptr<const Model>* BatchingTextTest::model_ = nullptr;
 
 // Short and long lines shuffled together, with a blank, an invalid UTF-8 and an over-long line.

@@ -11,25 +11,14 @@
 
 #include "headwise/headwise.h"
 #include "headwise/headwise.hpp"
+#include "tests/api/standard_models_suite.h"
 #include "tests/api/test_model.h"
 #include "tests/support/alloc_counter.h"
 
 namespace headwise {
 namespace {
 
-class CApiAllocTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing::ScratchDir();
-    ASSERT_FALSE(dir_->path().empty());
-    const Status written = testing::WriteStandardModels(dir_->path());
-    ASSERT_TRUE(written.ok()) << written.ToString();
-  }
-  static void TearDownTestSuite() { delete dir_; }
-  static testing::ScratchDir* dir_;
-};
-
-testing::ScratchDir* CApiAllocTest::dir_ = nullptr;
+class CApiAllocTest : public testing::StandardModelsSuite {};
 
 TEST_F(CApiAllocTest, TranslateIdsDoesNotAllocate) {
   hw_model* model = nullptr;

@@ -11,21 +11,14 @@
 
 #include "headwise/headwise.h"
 #include "headwise/headwise.hpp"
+#include "tests/api/standard_models_suite.h"
 #include "tests/api/test_model.h"
 
 namespace headwise {
 namespace {
 
-class CApiTest : public ::testing::Test {
+class CApiTest : public testing::StandardModelsSuite {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing::ScratchDir();
-    ASSERT_FALSE(dir_->path().empty());
-    const Status written = testing::WriteStandardModels(dir_->path());
-    ASSERT_TRUE(written.ok()) << written.ToString();
-  }
-  static void TearDownTestSuite() { delete dir_; }
-
   void SetUp() override {
     ASSERT_EQ(hw_model_load((*dir_ / "tiny.hwm").c_str(), nullptr, &model_), HW_OK)
         << hw_last_error_message();
@@ -41,12 +34,10 @@ class CApiTest : public ::testing::Test {
     hw_model_free(model_);
   }
 
-  static testing::ScratchDir* dir_;
   hw_model* model_ = nullptr;
   hw_translator* translator_ = nullptr;
 };
 
-testing::ScratchDir* CApiTest::dir_ = nullptr;
 
 TEST(CApiBasics, StatusNamesMatchTheCppCodes) {
   EXPECT_STREQ(hw_status_name(HW_OK), "OK");

@@ -11,21 +11,14 @@
 
 #include "headwise/headwise.h"
 #include "headwise/headwise.hpp"
+#include "tests/api/standard_models_suite.h"
 #include "tests/api/test_model.h"
 
 namespace headwise {
 namespace {
 
-class TranslateEachTest : public ::testing::Test {
+class TranslateEachTest : public testing::StandardModelsSuite {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing::ScratchDir();
-    ASSERT_FALSE(dir_->path().empty());
-    const Status written = testing::WriteStandardModels(dir_->path());
-    ASSERT_TRUE(written.ok()) << written.ToString();
-  }
-  static void TearDownTestSuite() { delete dir_; }
-
   void SetUp() override {
     auto m = Model::Load(*dir_ / "tiny.hwm");
     ASSERT_TRUE(m.ok()) << m.status().ToString();
@@ -50,7 +43,6 @@ class TranslateEachTest : public ::testing::Test {
     hw_model_free(c_model_);
   }
 
-  static testing::ScratchDir* dir_;
   TranslatorLimits limits_;
   std::shared_ptr<const Model> model_;
   std::unique_ptr<Translator> translator_;
@@ -58,7 +50,6 @@ class TranslateEachTest : public ::testing::Test {
   hw_translator* c_translator_ = nullptr;
 };
 
-testing::ScratchDir* TranslateEachTest::dir_ = nullptr;
 
 std::string LongLine() {
   std::string s;

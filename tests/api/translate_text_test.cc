@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "headwise/headwise.hpp"
+#include "tests/api/standard_models_suite.h"
 #include "tests/api/test_model.h"
 
 namespace headwise {
@@ -17,20 +18,18 @@ namespace {
 
 using testing::kEos;
 
-class TranslateTextTest : public ::testing::Test {
+class TranslateTextTest : public testing::StandardModelsSuite {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new testing::ScratchDir();
-    ASSERT_FALSE(dir_->path().empty());
-    const Status written = testing::WriteStandardModels(dir_->path());
-    ASSERT_TRUE(written.ok()) << written.ToString();
+    StandardModelsSuite::SetUpTestSuite();
+    if (HasFatalFailure()) return;
     auto m = Model::Load(*dir_ / "tiny.hwm");
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     model_ = new std::shared_ptr<const Model>(std::move(m).value());
   }
   static void TearDownTestSuite() {
     delete model_;
-    delete dir_;
+    StandardModelsSuite::TearDownTestSuite();
   }
 
   static std::unique_ptr<Translator> MakeTranslator(int max_batch = 4, int max_source = 64,
@@ -45,11 +44,9 @@ class TranslateTextTest : public ::testing::Test {
     return t.ok() ? std::move(t).value() : nullptr;
   }
 
-  static testing::ScratchDir* dir_;
   static std::shared_ptr<const Model>* model_;
 };
 
-testing::ScratchDir* TranslateTextTest::dir_ = nullptr;
 std::shared_ptr<const Model>* TranslateTextTest::model_ = nullptr;
 
 // Lines of varied lengths; what the model makes of them does not matter, only that each line's
