@@ -11,14 +11,17 @@
 # Stages: base (export the mean of the newest AVG checkpoints as F16, dev curve PNG), eval (test
 # split, greedy and beam 4), prune (L0 gates on all three attention types, LAMBDA, PRUNE_STEPS;
 # gated F16 checkpoint and its test scores), analyze (head analysis of both on ANALYZE_SENTENCES
-# dev sentences), install (copy into models/en-de, convert both .hwm with int8 weights), demo.
+# dev sentences), install (copy into models/en-de, convert both .hwm with int8 weights), demo,
+# card (the demo sentences through the runtime, then the model card's generated tables:
+# `headwise-train model-card`).
 # Environment (defaults below): RUN, CORPUS, VOCAB, WORK, THREADS, DEVICE, AVG, LAMBDA,
-# PRUNE_STEPS, ANALYZE_SENTENCES, MODELS (default models/en-de).
+# PRUNE_STEPS, PRUNE_ARGS (more `prune` options), ANALYZE_SENTENCES, EVAL_LIMIT (first N test
+# sentences only, for a dry run; 0 = all), MODELS (default models/en-de).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 CACHE=${HEADWISE_CACHE:-$HOME/.cache/headwise}
-RUN=${RUN:-$CACHE/runs/de-base-v4}
+RUN=${RUN:-$CACHE/runs/de-base-v5}
 CORPUS=${CORPUS:-$CACHE/corpus/de}
 VOCAB=${VOCAB:-$CACHE/vocab/de-8k}
 WORK=${WORK:-$CACHE/ship/de}
@@ -28,6 +31,8 @@ AVG=${AVG:-5}
 LAMBDA=${LAMBDA:-0.015}
 PRUNE_STEPS=${PRUNE_STEPS:-2000}
 ANALYZE_SENTENCES=${ANALYZE_SENTENCES:-500}
+EVAL_LIMIT=${EVAL_LIMIT:-0}
+PRUNE_ARGS=${PRUNE_ARGS:-}
 MODELS=${MODELS:-models/en-de}
 
 train() { /usr/bin/python3 trainer/headwise-train "$@"; }
@@ -37,8 +42,10 @@ stage_base() {
   [[ -d "$RUN" ]] || { echo "ship-en-de: no run directory $RUN (set RUN)" >&2; exit 1; }
   mkdir -p "$WORK" "$MODELS/training"
   if [[ ! -f "$WORK/base-checkpoint/model.safetensors" ]]; then
-    train export --run "$RUN" --average "$AVG" --out "$WORK/base-checkpoint" --dtype f16
+    train export --run "$RUN" --average "$AVG" --out "$WORK/base-checkpoint" --dtype f16 \
+      --record "$WORK/export.json"
   fi
+  cp "$WORK/export.json" "$MODELS/training/export.json"
   train plot-run --run "$RUN" --out "$MODELS/training/dev-curve.png" --title "en-de base ($(basename "$RUN"))"
   cp "$RUN/history.json" "$RUN/run.json" "$MODELS/training/"
   cp "$RUN/train.log" "$MODELS/training/train.log"
@@ -49,7 +56,7 @@ stage_eval() {
   for beam in 1 4; do
     local name=greedy; [[ $beam == 4 ]] && name=beam4
     train evaluate --model "$WORK/base-checkpoint" --data "$CORPUS" --split test --beam "$beam" \
-      --threads "$THREADS" --json "$MODELS/eval/new-base-test-$name.json"
+      --threads "$THREADS" --limit "$EVAL_LIMIT" --json "$MODELS/eval/new-base-test-$name.json"
   done
 }
 
@@ -59,14 +66,14 @@ stage_prune() {
     [[ -d "$WORK/prune" ]] && resume=(--resume)
     train prune --from "$WORK/base-checkpoint" --data "$CORPUS" --vocab "$VOCAB" \
       --out "$WORK/prune" "${resume[@]}" --lambda "$LAMBDA" --types enc,dec,cross \
-      --steps "$PRUNE_STEPS" --threads "$THREADS" --device "$DEVICE" \
+      --steps "$PRUNE_STEPS" --threads "$THREADS" --device "$DEVICE" $PRUNE_ARGS \
       --export "$WORK/checkpoint" --export-dtype f16
   fi
   for beam in 1 4; do
     local name=pruning-eval.json; [[ $beam == 4 ]] && name=pruning-eval-beam4.json
     train prune-eval --model "$WORK/checkpoint" --baseline "$WORK/base-checkpoint" \
       --pruning-run "$WORK/prune" --data "$CORPUS" --vocab "$VOCAB" --split test \
-      --beam "$beam" --threads "$THREADS" --json "$MODELS/$name"
+      --beam "$beam" --threads "$THREADS" --limit "$EVAL_LIMIT" --json "$MODELS/$name"
   done
 }
 
@@ -94,11 +101,26 @@ stage_install() {
 
 stage_demo() { bash scripts/demo.sh; }
 
+# The four UI strings of issue 12 and two sentences.
+DEMO_SENTENCES=(
+  "Open the file." "Unable to connect to the server." "Do you want to save the changes?"
+  "Save changes before closing?"
+  "The package could not be installed because a dependency is missing."
+  "If you do not know what to answer, keep the default setting."
+)
+
+stage_card() {
+  cmake --build --preset default --target headwise_python -- -j"$(nproc)"
+  local args=()
+  for s in "${DEMO_SENTENCES[@]}"; do args+=(--sentence "$s"); done
+  train model-card --models "$MODELS" --demo model.hwm base.hwm "${args[@]}"
+}
+
 stages=("$@")
-((${#stages[@]})) || stages=(base eval prune analyze install demo)
+((${#stages[@]})) || stages=(base eval prune analyze install demo card)
 for s in "${stages[@]}"; do
   case "$s" in
-    base | eval | prune | analyze | install | demo) say "stage $s"; "stage_$s" ;;
-    *) echo "ship-en-de: unknown stage '$s' (base eval prune analyze install demo)" >&2; exit 2 ;;
+    base | eval | prune | analyze | install | demo | card) say "stage $s"; "stage_$s" ;;
+    *) echo "ship-en-de: unknown stage '$s' (base eval prune analyze install demo card)" >&2; exit 2 ;;
   esac
 done

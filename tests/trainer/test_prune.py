@@ -355,3 +355,30 @@ def test_resume_of_a_checkpoint_without_the_new_gate_settings(corpus, tmp_path):
     assert b["prune_args"]["gate_lr_schedule"] == "constant"
     for k in a["model"]:
         assert torch.equal(a["model"][k], b["model"][k]), k
+
+
+def test_precision_is_recorded_applied_and_old_checkpoints_resume_in_fp32(corpus, tmp_path):
+    """--precision bf16 runs the forward pass under bf16 autocast (the losses differ from fp32's),
+    both are recorded in the checkpoint, and a checkpoint written before --precision existed
+    resumes in fp32, the precision it ran with."""
+    extra = ("--lambda", "0.2", "--gate-lr", "0.1", "--checkpoint-every", "4")
+    run_prune(prune_args(corpus, tmp_path / "fp32", "--steps", "8", "--precision", "fp32",
+                         *extra), log=quiet)
+    run_prune(prune_args(corpus, tmp_path / "bf16", "--steps", "4", "--precision", "bf16",
+                         *extra), log=quiet)
+    assert last_state(tmp_path / "fp32")["prune_args"]["precision"] == "fp32"
+    assert last_state(tmp_path / "bf16")["prune_args"]["precision"] == "bf16"
+    ce = lambda run: [r["ce"] for r in read_log(run) if r["event"] == "step"]  # noqa: E731
+    assert ce(tmp_path / "fp32")[:2] != ce(tmp_path / "bf16")[:2]
+    run_prune(prune_args(corpus, tmp_path / "old", "--steps", "4", "--precision", "fp32",
+                         *extra), log=quiet)
+    path = run_state.list_checkpoints(str(tmp_path / "old"))[-1][1]
+    state = torch.load(path)
+    state["prune_args"].pop("precision")
+    torch.save(state, path)
+    run_prune(prune_args(corpus, tmp_path / "old", "--steps", "8", "--resume", "--precision",
+                         "bf16", *extra), log=quiet)
+    a, b = last_state(tmp_path / "fp32"), last_state(tmp_path / "old")
+    assert b["prune_args"]["precision"] == "fp32"
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k]), k

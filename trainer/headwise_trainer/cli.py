@@ -22,6 +22,7 @@ from .training import cli as training_cli
 SUBCOMMANDS = (
     data_cli.add_data, data_cli.add_data_card, data_cli.add_spm, data_cli.add_shortlist,
     training_cli.add_train, evaluation_cli.add_evaluate, evaluation_cli.add_export,
+    evaluation_cli.add_model_card,
     training_cli.add_average, training_cli.add_plot_run,
     pruning_cli.add_prune, pruning_cli.add_prune_eval,
     analysis_cli.add_analyze,

@@ -1,4 +1,4 @@
-"""The evaluation subcommands of headwise-train: evaluate, export."""
+"""The evaluation subcommands of headwise-train: evaluate, export, model-card."""
 from __future__ import annotations
 
 from ..cli_support import add_corpus, add_overwrite, add_search, add_split, add_threads, \
@@ -47,5 +47,28 @@ def add_export(sub) -> None:
                    help="tensor type in model.safetensors (gates stay F32)")
     x.add_argument("--average", type=int, default=1, metavar="N",
                    help="export the mean of the newest N checkpoints of the run (default 1)")
+    x.add_argument("--record", metavar="FILE",
+                   help="also write what was exported (the checkpoint or the averaged steps) "
+                        "as JSON to FILE, for a model card")
     add_overwrite(x, "replace an existing --out")
     x.set_defaults(func=lazy("evaluation.evaluate:run_export"))
+
+
+def add_model_card(sub) -> None:
+    m = sub.add_parser("model-card", help="a model card's tables from its records",
+                       description="Write the generated part of MODELS/README.md (between its "
+                       "markers) from the records the shipping pipeline leaves there: test "
+                       "scores of each base (eval/NAME-test-{greedy,beam4}.json), the pruned "
+                       "model's prune-eval records, the base run's dev history and the demo "
+                       "sentences. With --demo, first translate the demo sentences with those "
+                       ".hwm files of MODELS through the runtime (demo.json).")
+    m.add_argument("--models", required=True, help="models directory, e.g. models/en-de")
+    m.add_argument("--demo", nargs="+", metavar="FILE.hwm",
+                   help="model files (names inside --models) to translate the demo sentences "
+                        "with")
+    m.add_argument("--sentence", action="append", help="a demo sentence (repeatable)")
+    m.add_argument("--sentences-file", help="demo sentences, one per line")
+    m.add_argument("--beam", type=int, default=1, help="search of the demo (default greedy)")
+    m.add_argument("--build-dir", help="the build whose Python module runs the demo "
+                                       "(default: build/default)")
+    m.set_defaults(func=lazy("evaluation.model_card:run_model_card"))

@@ -205,3 +205,8 @@ def run_export(args, log=print) -> None:
                             target_spm=files["target.spm"], vocab=vocab,
                             dtype=args.dtype.upper(), overwrite=args.overwrite)
     log(f"export: {what} -> {out} ({args.dtype.upper()})")
+    if getattr(args, "record", None):
+        with open(args.record, "w", encoding="utf-8") as f:
+            json.dump({"exported": what, "out": str(out), "dtype": args.dtype.upper(),
+                       "average": n}, f, indent=2, ensure_ascii=False)
+            f.write("\n")

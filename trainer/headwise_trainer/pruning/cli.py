@@ -74,6 +74,10 @@ def add_prune(sub) -> None:
     o.add_argument("--clip-norm", type=float, default=1.0,
                    help="gradient clipping of the model's weights (not the gates); 0: none")
     o.add_argument("--seed", type=int, default=1)
+    o.add_argument("--precision", default="auto", choices=["auto", "bf16", "fp32"],
+                   help="bf16: the forward pass under bf16 autocast (weights, gates, Adam, the "
+                        "loss and the penalty stay fp32); auto (default): bf16 where the CPU "
+                        "has AMX or AVX-512 BF16 or the GPU supports bf16, else fp32")
     add_threads(o, help="torch threads")
     add_device(o, "where to train (default cpu)")
     r = p.add_argument_group("reporting and output")

@@ -25,7 +25,8 @@ Optimiser: Adam (0.9, 0.98, 1e-9) with two parameter groups: the model's weights
 Gradient clipping (--clip-norm) applies to the model's weights only. --device cuda runs on a GPU.
 
 The steps are training's loop (training/loop.py) with PruningLoop's extension points: two
-learning rates, the loss CE + lambda * penalty on one batch per step in fp32, clipping of the
+learning rates, the loss CE + lambda * penalty on one batch per step (the forward pass under
+bf16 autocast with --precision bf16, as training's; the penalty and the gates in fp32), clipping of the
 weights only, the log's step and dev records, and checkpoints that also hold the pruning
 arguments, the gated blocks and the start point (no checkpoint per evaluation, no early
 stopping, no best.pt). Single process. Checkpoints: model/run_state.py (atomic, keep-last-N,
@@ -44,7 +45,7 @@ from ..model import run_state
 from ..model.checkpoint import SOURCE_SPM, TARGET_SPM, VOCAB_FILE, export_checkpoint
 from ..model.gates import DEFAULT_SETTLE_MARGIN, HeadGate, expected_l0, gates, set_rule, unsettled
 from ..model.import_model import load_start_model, load_start_vocab, model_from_state
-from ..training.loop import TrainingLoop, args_dict
+from ..training.loop import TrainingLoop, args_dict, autocast
 from ..training.losses import smoothed_loss
 from ..training.lr_schedule import SCHEDULES, inverse_sqrt_lr, learning_rate
 from ..training.train_log import RunLog
@@ -53,9 +54,9 @@ from . import prune_log
 # Arguments that define a pruning run; a resumed run takes them from its checkpoint.
 FIXED_ARGS = ("start", "data", "vocab", "lam", "penalty", "types", "encoder_only", "seed",
               "max_tokens", "max_len", "lr", "gate_lr", "warmup", "label_smoothing",
-              "clip_norm", "init_log_alpha", "gate_rule", "gate_lr_schedule")
+              "clip_norm", "init_log_alpha", "gate_rule", "gate_lr_schedule", "precision")
 # The value a checkpoint written before the argument existed ran with.
-OLD_DEFAULTS = {"gate_rule": "hard", "gate_lr_schedule": "constant"}
+OLD_DEFAULTS = {"gate_rule": "hard", "gate_lr_schedule": "constant", "precision": "fp32"}
 TYPE_KINDS = {"enc": "encoder_self", "dec": "decoder_self", "cross": "decoder_cross"}
 PENALTY_DOC = {"sum": "lambda multiplies the SUM of P(gate open) over all gated heads",
                "layer-mean": "lambda multiplies the per-block sums of P(gate open) AVERAGED over "
@@ -164,6 +165,9 @@ def run_prune(args, log=print) -> dict:
     device = resolve_device(getattr(args, "device", "cpu"))
     margin = getattr(args, "settle_margin", DEFAULT_SETTLE_MARGIN)
     model, vocab, state, resume_path, start_what = _prepare(args, log)
+    if state is None:  # a new run records the precision it resolves to; a resumed one keeps its
+        from ..training.train import resolve_precision
+        args.precision = resolve_precision(getattr(args, "precision", "fp32"), device)
     model.to(device)
     config = model.config
     train = encode_split(vocab, args.data, "train", args.max_len)
@@ -197,7 +201,7 @@ def run_prune(args, log=print) -> dict:
             f"({rec['gated_heads']} heads); loss = CE + {args.lam} * penalty, "
             f"{PENALTY_DOC[args.penalty]}; {n_train / 1e6:.2f}M trainable parameters"
             f"{' (encoder + gates only)' if args.encoder_only else ''}; {len(train.src)} train "
-            f"pairs, {len(batcher.epoch_batches(0))} batches/epoch")
+            f"pairs, {len(batcher.epoch_batches(0))} batches/epoch; precision {args.precision}")
     model.freeze_pad_rows()  # the <pad> row keeps its value (zero in our and OPUS-MT models)
     model.train()
     start_step = step
@@ -242,8 +246,9 @@ class PruningLoop(TrainingLoop):
     def backward(self, micro):
         (batch,) = micro
         x, m, d, y = (t.to(self.device) for t in batch)
-        ce_sum, ntok = smoothed_loss(self.model(x, m, d), y, self.pad,
-                                     self.args.label_smoothing)
+        with autocast(self.device, self.args.precision):
+            logits = self.model(x, m, d)
+        ce_sum, ntok = smoothed_loss(logits, y, self.pad, self.args.label_smoothing)
         self.ce = ce_sum / max(ntok, 1)
         self.pen = penalty(self.model, self.args.penalty)
         self.loss = self.ce + self.args.lam * self.pen

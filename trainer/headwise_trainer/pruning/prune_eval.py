@@ -24,7 +24,7 @@ from ..evaluation.evaluate import translate_ids
 from ..model.gates import gate_masks, gates, head_layout, head_masks, mask_from_layout
 from ..model.import_model import check_vocab_size, load_start_model, load_start_vocab
 from ..model.keep_heads import apply_spec, parse_spec, spec_text
-from ..evaluation.metrics import corpus_bleu, corpus_chrf
+from ..evaluation.metrics import corpus_bleu, corpus_chrf, scores_by_length
 from ..model.marian import MarianMTModel
 from ..data.spm_vocab import Vocab
 
@@ -124,7 +124,10 @@ def run_prune_eval(args, log=print) -> dict:
             with open(os.path.join(args.hyps_dir, f"{fname}.{args.split}.txt"), "w",
                       encoding="utf-8") as f:
                 f.writelines(h + "\n" for h in hyps)
-        rec = {"variant": name, **scores, "heads_kept": layout_counts(model, layout),
+        rec = {"variant": name, **scores,
+               "by_source_length": scores_by_length(split.src_text[:n], hyps,
+                                                    split.tgt_text[:n]),
+               "heads_kept": layout_counts(model, layout),
                "layout": {k: list(v) for k, v in layout.items()}}
         result["variants"].append(rec)
         log(f"prune-eval: {name}: BLEU {rec['bleu']} chrF {rec['chrf']} | heads kept "
