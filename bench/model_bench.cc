@@ -1,6 +1,9 @@
 // Model-level benchmarks on synthetic models (bench/synthetic_model.h): end-to-end sentence
 // latency and throughput (encode a 20-token source + greedy-decode 64 tokens) for batch 1 and
-// 16, 1 and 2 threads; latency per remaining head count (encoder heads only, and all three
+// 16, 1 and 2 threads; the same at batch 1 for the candidate shapes of an on-device model
+// (model/shape/: 6 encoder layers x 8 heads, as the pruning study needs, and other widths and
+// decoder depths; models/en-de/README.md says which was chosen and why); latency per remaining
+// head count (encoder heads only, and all three
 // attention kinds cut together), each point with the vocabulary shortlist off and on; the
 // decode step against its matrix products run alone; and the decode step with the shortlist
 // on against off.
@@ -234,9 +237,28 @@ void BM_HeadsSweep(benchmark::State& state, ModelSize z, bool everything,
   }
 }
 
+// Candidate shapes of the shipped model: 6 encoder layers x 8 heads (the paper's encoder, which
+// the pruning study compares with), the shipped vocabulary, and other widths and decoder depths.
+constexpr ModelSize kShapeCandidates[] = {
+    {"d256-dec2", 256, 6, 2, 8, 1024, 8000}, {"d256-dec3", 256, 6, 3, 8, 1024, 8000},
+    {"d256-dec6", 256, 6, 6, 8, 1024, 8000}, {"d384-dec3", 384, 6, 3, 8, 1536, 8000},
+    {"d512-dec3", 512, 6, 3, 8, 2048, 8000}, {"d512-dec6", 512, 6, 6, 8, 2048, 8000},
+};
+
 }  // namespace
 
 void RegisterModelBenchmarks(const BenchConfig& config) {
+  if (!config.smoke) {
+    for (const ModelSize& z : kShapeCandidates) {
+      for (WeightFormat format : {WeightFormat::kI8, WeightFormat::kF32}) {
+        const SyntheticOptions o{z, z.heads, z.heads, z.heads, 1, format};
+        const std::string name = std::string("model/shape/") + z.name + "/weights:" +
+                                 WeightFormatName(format);
+        auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Greedy, o, 1, 1);
+        b->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
   std::vector<ModelSize> sizes = {config.smoke ? kTiny : kShipped};
   if (config.long_set) sizes.push_back(kBase);
   for (const ModelSize& z : sizes) {
