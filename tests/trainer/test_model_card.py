@@ -111,3 +111,10 @@ def test_cli_reports_a_demo_without_sentences(models):
                         "--demo", "model.hwm"], capture_output=True, text=True)
     assert r.returncode != 0
     assert "--demo needs --sentence or --sentences-file" in r.stderr
+
+
+def test_card_refuses_bases_scored_on_different_sentences(models):
+    rec = _eval(31.5, 55.2, {"1-5": (2, 40.0)}, "new")
+    _write(str(models / "eval" / "new-base-test-greedy.json"), rec)
+    with pytest.raises(model_card.ModelCardError, match="expected the same evaluation"):
+        model_card.generated_section(str(models))

@@ -100,6 +100,10 @@ def test_section(evals: Dict[str, Dict[str, dict]]) -> List[str]:
              "--json`).", "", _table(rows, head), ""]
     if len(names) >= 2 and "greedy" in evals[names[0]] and "greedy" in evals[names[-1]]:
         a, b = evals[names[0]]["greedy"], evals[names[-1]]["greedy"]
+        if a["sentences"] != b["sentences"]:
+            raise ModelCardError(f"eval/: `{names[0]}` was scored on {a['sentences']} test "
+                                 f"sentences and `{names[-1]}` on {b['sentences']}; expected "
+                                 "the same evaluation for both")
         diffs = [f"overall {a['bleu'] - b['bleu']:+.2f}"]
         for bucket in BUCKETS:
             x = (a.get("by_source_length") or {}).get(bucket)
