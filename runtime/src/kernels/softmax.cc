@@ -1,11 +1,13 @@
 #include "kernels/softmax.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "kernels/vec.h"
 #include "kernels/vec_exp.h"
 #include "kernels/vec_avx2.h"
+#include "kernels/vec_avx512.h"
 
 #ifdef HEADWISE_HAVE_AVX2_PATHS
 #include <immintrin.h>
@@ -110,9 +112,10 @@ HEADWISE_AVX2 size_t FirstScoreAboveAvx2(const float* x, size_t from, size_t n, 
   return n;
 }
 
-HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) {
-  V8 acc = {};
-  size_t i = 0;
+// The portable sum from element i on, with acc holding the 8 lanes of the elements before i
+// (i a multiple of 8): SumExpAvx512 hands its rest of the row here.
+__attribute__((noinline)) HEADWISE_AVX2 float SumExpAvx2From(const float* x, size_t n, float m, size_t i,
+                                                             V8 acc) {
   for (; i + 8 <= n; i += 8) acc += ExpV8(LoadV8(x + i) - m);
   V4 acc0 = LowV4(acc);
   const V4 acc1 = HighV4(acc);
@@ -120,6 +123,26 @@ HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) {
   float sum = SumV4(acc0 + acc1);
   for (; i < n; ++i) sum += ExpScalar(x[i] - m);
   return sum;
+}
+
+HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) { return SumExpAvx2From(x, n, m, 0, V8{}); }
+#endif
+
+#ifdef HEADWISE_HAVE_AVX512_PATHS
+// 16 values at a time into the AVX2 loop's 8 accumulator lanes (lane k of acc sums elements
+// 8j + k in order: the low half of a block, then its high half), so the sum is SumExpAvx2's.
+HEADWISE_AVX512 float SumExpAvx512(const float* x, size_t n, float m) {
+  const __m512 vm = _mm512_set1_ps(m);
+  __m256 acc = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 e = ExpV16(avx512::Sub(_mm512_loadu_ps(x + i), vm));
+    acc = _mm256_add_ps(acc, _mm512_castps512_ps256(e));
+    acc = _mm256_add_ps(acc, avx512::High8(e));
+  }
+  V8 lanes;
+  std::memcpy(&lanes, &acc, sizeof lanes);
+  return SumExpAvx2From(x, n, m, i, lanes);
 }
 #endif
 
@@ -179,6 +202,9 @@ LogSoftmaxNorm LogSoftmaxNormalizer(const float* x, size_t n) {
 #ifdef HEADWISE_HAVE_AVX2_PATHS
   if (CpuHasAvx2Fma()) {
     const float mx = MaxAvx2(x, n);
+#ifdef HEADWISE_HAVE_AVX512_PATHS
+    if (CpuHasAvx512()) return {mx, std::log(SumExpAvx512(x, n, mx))};
+#endif
     return {mx, std::log(SumExpAvx2(x, n, mx))};
   }
 #endif
