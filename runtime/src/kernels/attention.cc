@@ -49,6 +49,19 @@ HEADWISE_AVX2_FMA void AttentionHeadAvx2(size_t h, const float* q, size_t q_stri
                                         _mm256_permute2f128_ps(h0123, h4567, 0x31));
       _mm256_storeu_ps(scores + j, _mm256_mul_ps(sums, scale));
     }
+    // Four keys at a time, each summed as the one-key loop below sums it: the halves added,
+    // then (l0 + l1) + (l2 + l3), which three hadds give for four keys at once.
+    for (; j + 4 <= num_keys; j += 4) {
+      __m128 x[4];
+      for (int t = 0; t < 4; ++t) {
+        const float* kj = kh + (j + t) * k_stride;
+        __m256 a = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kj));
+        for (int c = 1; c < C; ++c) a = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(kj + 8 * c), a);
+        x[t] = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+      }
+      const __m128 sums = _mm_hadd_ps(_mm_hadd_ps(x[0], x[1]), _mm_hadd_ps(x[2], x[3]));
+      _mm_storeu_ps(scores + j, _mm_mul_ps(sums, _mm256_castps256_ps128(scale)));
+    }
     for (; j < num_keys; ++j) {
       const float* kj = kh + j * k_stride;
       __m256 a = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kj));

@@ -71,9 +71,16 @@ HEADWISE_AVX2 void SoftmaxInPlaceAvx2(float* x, size_t n, float m) {
     acc += e;
   }
   float sum = SumV4(acc);
-  for (; i < n; ++i) {
-    x[i] = ExpScalar(x[i] - m);
-    sum += x[i];
+  if (i < n) {
+    // The last n % 4 exps in one vector (ExpScalar is lane 0 of the same ExpV4, and 0 + v is v
+    // but for -0, whose exp is exp(+0)), summed one by one as before.
+    V4 t = V4{} - m;
+    for (size_t k = 0; i + k < n; ++k) t[k] = x[i + k] - m;
+    const V4 e = ExpV4(t);
+    for (size_t k = 0; i < n; ++i, ++k) {
+      x[i] = e[k];
+      sum += x[i];
+    }
   }
   const float inv = 1.0f / sum;
   const V8 vinv = V8{} + inv;
