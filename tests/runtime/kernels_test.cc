@@ -219,6 +219,15 @@ TEST(SimdPaths, NormaliserAndSwishGiveThePortableFloats) {
       const kernels::LogSoftmaxNorm got = kernels::LogSoftmaxNormalizer(x.data(), len);
       ASSERT_TRUE(SameBits(got.max, want.max) && SameBits(got.log_sum, want.log_sum))
           << "n " << len << ": " << got.log_sum << " against " << want.log_sum;
+      // A maximum of zero, both signs present: the sign the portable order picks.
+      std::vector<float> z = x;
+      for (float& v : z) v = -std::fabs(v);
+      z[len / 3] = n % 2 == 0 ? -0.0f : 0.0f;
+      z[len - 1] = n % 2 == 0 ? 0.0f : -0.0f;
+      const kernels::LogSoftmaxNorm zwant = PortableLogSoftmaxNorm(z);
+      const kernels::LogSoftmaxNorm zgot = kernels::LogSoftmaxNormalizer(z.data(), len);
+      ASSERT_TRUE(SameBits(zgot.max, zwant.max) && SameBits(zgot.log_sum, zwant.log_sum))
+          << "n " << len << " zero maximum: " << zgot.max << " against " << zwant.max;
       // (Not -0: the AVX2 loop's scalar tail turns it into +0 where the 4-lane loop keeps it.)
       x[len / 2] = 0.0f;
       const std::vector<float> swish_want = PortableSwish(x);

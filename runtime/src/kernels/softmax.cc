@@ -50,6 +50,33 @@ HEADWISE_AVX2 float MaxAvx2(const float* x, size_t n) {
   return s;
 }
 
+// MaxAvx2's float from four independent chains (one chain waits on vmaxps' latency at every
+// step): the maximum of a set does not depend on the order it is taken in, NaN never wins in
+// either (v > m is false) and a non-zero maximum has one bit pattern. Only a maximum of zero,
+// where +0 and -0 tie and the order picks the sign, is taken again by MaxAvx2.
+HEADWISE_AVX2 float MaxAvx2Wide(const float* x, size_t n) {
+  V8 m0 = V8{} - std::numeric_limits<float>::infinity(), m1 = m0, m2 = m0, m3 = m0;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const V8 a = LoadV8(x + i), b = LoadV8(x + i + 8), c = LoadV8(x + i + 16), d = LoadV8(x + i + 24);
+    m0 = a > m0 ? a : m0;
+    m1 = b > m1 ? b : m1;
+    m2 = c > m2 ? c : m2;
+    m3 = d > m3 ? d : m3;
+  }
+  m0 = m1 > m0 ? m1 : m0;
+  m2 = m3 > m2 ? m3 : m2;
+  V8 m = m2 > m0 ? m2 : m0;
+  for (; i + 8 <= n; i += 8) {
+    const V8 v = LoadV8(x + i);
+    m = v > m ? v : m;
+  }
+  float s = -std::numeric_limits<float>::infinity();
+  for (int k = 0; k < 8; ++k) s = m[k] > s ? m[k] : s;
+  for (; i < n; ++i) s = x[i] > s ? x[i] : s;
+  return s == 0.0f ? MaxAvx2(x, n) : s;
+}
+
 HEADWISE_AVX2 void ExpInPlaceAvx2(float* x, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) StoreV8(x + i, ExpV8(LoadV8(x + i)));
@@ -208,7 +235,7 @@ void SoftmaxInPlace(float* x, size_t n) {
 LogSoftmaxNorm LogSoftmaxNormalizer(const float* x, size_t n) {
 #ifdef HEADWISE_HAVE_AVX2_PATHS
   if (CpuHasAvx2Fma()) {
-    const float mx = MaxAvx2(x, n);
+    const float mx = MaxAvx2Wide(x, n);
 #ifdef HEADWISE_HAVE_AVX512_PATHS
     if (CpuHasAvx512()) return {mx, std::log(SumExpAvx512(x, n, mx))};
 #endif
