@@ -9,9 +9,9 @@
 // one per live beam, and at the end at most beam_size live beams are added: < 3 * beam_size.
 //
 // Cache slots: sentence s owns slots [s * K, s * K + K) (K = max_beam). A continuing beam takes
-// over its parent's slot when it is the parent's first child (no copy); further children of the
-// same parent copy the parent's cache into a slot no continuing beam claimed. A pure
-// reordering of beams therefore moves no memory.
+// over its parent's slot when it is the parent's first child; further children of the same
+// parent take a slot no continuing beam claimed and share the parent's history there
+// (Decoder::ShareCacheSlot: T indices, no cache values are copied).
 #include <limits>
 
 #include "kernels/softmax.h"
@@ -105,7 +105,7 @@ void AdvanceBeams(const Decoder& decoder, const SearchBuffers& b, size_t s, size
       if (!taken) break;
     }
     const int32_t from = live_slot[b.next_parent[i]];
-    decoder.CopyCacheSlot(static_cast<size_t>(from), static_cast<size_t>(free_slot), step + 1);
+    decoder.ShareCacheSlot(static_cast<size_t>(from), static_cast<size_t>(free_slot), step + 1);
     for (size_t k = 0; k < step; ++k) {
       b.slot_ids[static_cast<size_t>(free_slot) * T + k] = b.slot_ids[static_cast<size_t>(from) * T + k];
     }

@@ -358,6 +358,41 @@ INSTANTIATE_TEST_SUITE_P(Heads, AttentionTest,
                                            AttentionCase{3, 32, 1, 33}, AttentionCase{2, 16, 3, 16},
                                            AttentionCase{1, 32, 2, 64}));
 
+// Keys and values read through a block table (a beam's cache history shared with the beams it
+// split from, decoder.h kv_block) give the floats of the same keys copied side by side, on the
+// AVX2 head sizes (16, 32, 64) and the portable loop (6), at lengths with every tail.
+TEST(AttentionBlocksTest, KeysThroughABlockTableEqualTheKeysCopied) {
+  for (size_t hd : {size_t{6}, size_t{16}, size_t{32}, size_t{64}}) {
+    const size_t heads = 3, T = 24, blocks = 4, inner = heads * hd;
+    // Cache layout [block][head][T][hd], as the decoder's self-attention cache.
+    const std::vector<float> k = Random(blocks * T * inner, 51), v = Random(blocks * T * inner, 52);
+    const std::vector<float> q = Random(inner, 53);
+    const kernels::AttentionShape shape{heads, hd, 0.35f, T * hd};
+    std::mt19937 rng(54);
+    for (size_t keys = 1; keys <= T; ++keys) {
+      std::vector<int32_t> block(keys);
+      for (int32_t& b : block) b = static_cast<int32_t>(rng() % blocks);
+      std::vector<float> kc(T * inner), vc(T * inner);  // one block: key j from block[j]
+      for (size_t h = 0; h < heads; ++h) {
+        for (size_t j = 0; j < keys; ++j) {
+          const size_t from = static_cast<size_t>(block[j]) * T * inner + h * T * hd + j * hd;
+          std::copy_n(k.begin() + static_cast<long>(from), hd, kc.begin() + static_cast<long>(h * T * hd + j * hd));
+          std::copy_n(v.begin() + static_cast<long>(from), hd, vc.begin() + static_cast<long>(h * T * hd + j * hd));
+        }
+      }
+      std::vector<float> got(inner), want(inner), scores(keys);
+      for (size_t h = 0; h < heads; ++h) {
+        kernels::AttentionHead(h, q.data(), inner, 1, k.data(), hd, v.data(), hd, keys, shape,
+                               got.data(), inner, scores.data(), block.data(), T * inner);
+        kernels::AttentionHead(h, q.data(), inner, 1, kc.data(), hd, vc.data(), hd, keys, shape,
+                               want.data(), inner, scores.data());
+      }
+      ASSERT_EQ(std::memcmp(got.data(), want.data(), inner * sizeof(float)), 0)
+          << "head_dim " << hd << ", " << keys << " keys";
+    }
+  }
+}
+
 TEST(EmbeddingTest, PositionsMatchMarianSinusoids) {
   for (size_t dim : {8u, 9u, 16u}) {
     const size_t n = 50;

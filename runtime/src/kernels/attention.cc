@@ -13,6 +13,16 @@
 namespace headwise::kernels {
 namespace {
 
+// Where key (and value) j lies: j rows on, in the block key_block[j] when there is a table.
+struct KeyRows {
+  const int32_t* block;
+  size_t block_stride;
+  const float* Key(const float* base, size_t stride, size_t j) const {
+    const float* row = base + j * stride;
+    return block == nullptr ? row : row + static_cast<size_t>(block[j]) * block_stride;
+  }
+};
+
 #ifdef HEADWISE_HAVE_AVX2_PATHS
 // AttentionHead for head_dim = 8 * C on AVX2 + FMA. Scores come 8 keys at a time (eight
 // independent accumulators, one transposing reduction), and the query's output stays in C
@@ -25,7 +35,7 @@ HEADWISE_AVX2_FMA void AttentionHeadAvx2(size_t h, const float* q, size_t q_stri
                                          size_t num_queries, const float* k, size_t k_stride,
                                          const float* v, size_t v_stride, size_t num_keys,
                                          const AttentionShape& shape, float* out,
-                                         size_t out_stride, float* scores) {
+                                         size_t out_stride, float* scores, KeyRows rows) {
   constexpr size_t hd = 8 * C;
   const float* kh = k + h * shape.kv_head_stride;
   const float* vh = v + h * shape.kv_head_stride;
@@ -40,7 +50,7 @@ HEADWISE_AVX2_FMA void AttentionHeadAvx2(size_t h, const float* q, size_t q_stri
       __m256 a[8];
 #pragma GCC unroll 8
       for (int t = 0; t < 8; ++t) {
-        const float* kj = kh + (j + t) * k_stride;
+        const float* kj = rows.Key(kh, k_stride, j + t);
         a[t] = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kj));
 #pragma GCC unroll 8
         for (int c = 1; c < C; ++c) {
@@ -60,7 +70,7 @@ HEADWISE_AVX2_FMA void AttentionHeadAvx2(size_t h, const float* q, size_t q_stri
       __m128 x[4];
 #pragma GCC unroll 8
       for (int t = 0; t < 4; ++t) {
-        const float* kj = kh + (j + t) * k_stride;
+        const float* kj = rows.Key(kh, k_stride, j + t);
         __m256 a = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kj));
 #pragma GCC unroll 8
         for (int c = 1; c < C; ++c) a = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(kj + 8 * c), a);
@@ -70,7 +80,7 @@ HEADWISE_AVX2_FMA void AttentionHeadAvx2(size_t h, const float* q, size_t q_stri
       _mm_storeu_ps(scores + j, _mm_mul_ps(sums, _mm256_castps256_ps128(scale)));
     }
     for (; j < num_keys; ++j) {
-      const float* kj = kh + j * k_stride;
+      const float* kj = rows.Key(kh, k_stride, j);
       __m256 a = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kj));
 #pragma GCC unroll 8
       for (int c = 1; c < C; ++c) a = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(kj + 8 * c), a);
@@ -85,7 +95,7 @@ HEADWISE_AVX2_FMA void AttentionHeadAvx2(size_t h, const float* q, size_t q_stri
     for (int c = 0; c < C; ++c) o[c] = _mm256_setzero_ps();
     for (size_t jj = 0; jj < num_keys; ++jj) {
       const __m256 p = _mm256_broadcast_ss(scores + jj);
-      const float* vj = vh + jj * v_stride;
+      const float* vj = rows.Key(vh, v_stride, jj);
 #pragma GCC unroll 8
       for (int c = 0; c < C; ++c) o[c] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vj + 8 * c), o[c]);
     }
@@ -100,20 +110,22 @@ HEADWISE_AVX2_FMA void AttentionHeadAvx2(size_t h, const float* q, size_t q_stri
 
 void AttentionHead(size_t h, const float* q, size_t q_stride, size_t num_queries, const float* k,
                    size_t k_stride, const float* v, size_t v_stride, size_t num_keys,
-                   const AttentionShape& shape, float* out, size_t out_stride, float* scores) {
+                   const AttentionShape& shape, float* out, size_t out_stride, float* scores,
+                   const int32_t* key_block, size_t block_stride) {
   const size_t hd = shape.head_dim;
+  const KeyRows rows{key_block, block_stride};
 #ifdef HEADWISE_HAVE_AVX2_PATHS
   if (CpuHasAvx2Fma()) {
     switch (hd) {
       case 16:
         return AttentionHeadAvx2<2>(h, q, q_stride, num_queries, k, k_stride, v, v_stride,
-                                      num_keys, shape, out, out_stride, scores);
+                                      num_keys, shape, out, out_stride, scores, rows);
       case 32:
         return AttentionHeadAvx2<4>(h, q, q_stride, num_queries, k, k_stride, v, v_stride,
-                                      num_keys, shape, out, out_stride, scores);
+                                      num_keys, shape, out, out_stride, scores, rows);
       case 64:
         return AttentionHeadAvx2<8>(h, q, q_stride, num_queries, k, k_stride, v, v_stride,
-                                      num_keys, shape, out, out_stride, scores);
+                                      num_keys, shape, out, out_stride, scores, rows);
       default: break;
     }
   }
@@ -124,11 +136,11 @@ void AttentionHead(size_t h, const float* q, size_t q_stride, size_t num_queries
   // each) stay in cache while every query visits them.
   for (size_t i = 0; i < num_queries; ++i) {
     const float* qi = q + i * q_stride + h * hd;
-    for (size_t j = 0; j < num_keys; ++j) scores[j] = Dot(qi, kh + j * k_stride, hd) * shape.scale;
+    for (size_t j = 0; j < num_keys; ++j) scores[j] = Dot(qi, rows.Key(kh, k_stride, j), hd) * shape.scale;
     SoftmaxInPlace(scores, num_keys);
     float* o = out + i * out_stride + h * hd;
     std::memset(o, 0, hd * sizeof(float));
-    for (size_t j = 0; j < num_keys; ++j) Axpy(scores[j], vh + j * v_stride, o, hd);
+    for (size_t j = 0; j < num_keys; ++j) Axpy(scores[j], rows.Key(vh, v_stride, j), o, hd);
   }
 }
 
