@@ -2,13 +2,17 @@
 // the pruned model, and models/en-de/base.hwm), translating the first lines of the committed
 // test sentences (python/tests/data/en-de-test/test.en), batches cut in input order:
 //
-//   file/beam_vs_greedy/threads:1   every model at batch 1, greedy then beam 4 over the lines in
-//       each iteration; CPU time of this thread per generated token (the best hypothesis's ids
-//       plus its EOS): <label>/greedy_ms_per_token, <label>/beam4_ms_per_token and their ratio
-//       <label>/beam4_over_greedy; per-operation shares of the wall time (runtime/src/
-//       op_profile.h) <label>/<search>_share_<kind>, "other" being what no timer covers
-//       (embeddings, bookkeeping, the calls between), and <label>/<search>_share_encoder_all (the
-//       encoder in all, whose products and attention are in the kinds too).
+//   file/beam_vs_greedy/threads:1   every model at batch 1, greedy, then beam 4 under the
+//       default stopping rule (SearchOptions::beam_stop), then beam 4 under each other rule over
+//       the lines in each iteration; CPU time of this thread per generated token (the best
+//       hypothesis's ids plus its EOS): <label>/greedy_ms_per_token, <label>/beam4_ms_per_token
+//       and their ratio <label>/beam4_over_greedy (the default rule), and per rule
+//       <label>/beam4_<rule>_over_greedy and <label>/beam4_<rule>_steps_per_token;
+//       per-operation shares of the wall time (runtime/src/op_profile.h)
+//       <label>/<search>_share_<kind> (greedy, beam4: the default rule), "other" being what no
+//       timer covers (embeddings, bookkeeping, the calls between), and
+//       <label>/<search>_share_encoder_all (the encoder in all, whose products and attention
+//       are in the kinds too).
 //   file/throughput/batch:B/beam:K  every model, 1 thread: <label>/tokens_per_s (CPU time) and
 //       the shares as above.
 //   file/threads/batch:B/beam:K     (--long) every model on a 1-thread and a 2-thread Translator
@@ -26,8 +30,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -142,10 +148,13 @@ struct Totals {
 };
 
 // Translates every line of `m` in input-order batches of `batch` lines with beam `beam`
-// (1: greedy) on `t`, adding times, generated tokens and the operation profile to `totals`.
-void TranslateLines(const FileModel& m, Translator::Impl& t, size_t batch, int beam, Totals* totals) {
+// (1: greedy) and stopping rule `stop` on `t`, adding times, generated tokens and the
+// operation profile to `totals`.
+void TranslateLines(const FileModel& m, Translator::Impl& t, size_t batch, int beam, Totals* totals,
+                    BeamStop stop = SearchOptions{}.beam_stop) {
   SearchOptions search;
   search.beam_size = beam;
+  search.beam_stop = stop;
   search.max_length = kMaxTokens;
   t.net.profile = &totals->ops;
   std::vector<TokenSpan> spans;
@@ -169,14 +178,23 @@ void TranslateLines(const FileModel& m, Translator::Impl& t, size_t batch, int b
   t.net.profile = nullptr;
 }
 
+constexpr std::pair<BeamStop, const char*> kBeamStops[] = {
+    {BeamStop::kExhaustive, "exhaustive"}, {BeamStop::kTopEos, "top-eos"}, {BeamStop::kOutscored, "outscored"}};
+
 void BM_BeamVsGreedy(benchmark::State& state) {
   std::vector<std::unique_ptr<Translator::Impl>> translators;
   for (const FileModel& m : Models()) translators.push_back(MakeTranslator(m, 1, 4, 1));
+  const BeamStop default_stop = SearchOptions{}.beam_stop;
   std::vector<Totals> greedy(Models().size()), beam(Models().size());
+  std::vector<std::vector<Totals>> other(Models().size(), std::vector<Totals>(std::size(kBeamStops)));
   for (auto _ : state) {
     for (size_t i = 0; i < Models().size(); ++i) {
       TranslateLines(Models()[i], *translators[i], 1, 1, &greedy[i]);
-      TranslateLines(Models()[i], *translators[i], 1, 4, &beam[i]);
+      TranslateLines(Models()[i], *translators[i], 1, 4, &beam[i], default_stop);
+      for (size_t r = 0; r < std::size(kBeamStops); ++r) {
+        if (kBeamStops[r].first == default_stop) continue;
+        TranslateLines(Models()[i], *translators[i], 1, 4, &other[i][r], kBeamStops[r].first);
+      }
     }
   }
   for (size_t i = 0; i < Models().size(); ++i) {
@@ -188,6 +206,13 @@ void BM_BeamVsGreedy(benchmark::State& state) {
     state.counters[p + "beam4_over_greedy"] = b / g;
     greedy[i].AddShares(state, p + "greedy_");
     beam[i].AddShares(state, p + "beam4_");
+    for (size_t r = 0; r < std::size(kBeamStops); ++r) {
+      const Totals& t = kBeamStops[r].first == default_stop ? beam[i] : other[i][r];
+      const std::string q = p + "beam4_" + kBeamStops[r].second + "_";
+      state.counters[q + "over_greedy"] = t.cpu / static_cast<double>(t.tokens) / g;
+      state.counters[q + "steps_per_token"] =
+          static_cast<double>(t.ops.steps) / static_cast<double>(t.tokens);
+    }
   }
   state.SetLabel(translators.empty() ? "" : translators[0]->kernel_paths);
 }

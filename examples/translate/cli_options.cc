@@ -28,6 +28,12 @@ Options:
   --max-input-len N       most source tokens per line, EOS included; longer lines fail
                           (default 256, or the model's positions if fewer)
   --length-penalty X      score = sum(log p) / length^X (default 1.0)
+  --beam-stop RULE        when a beam search ends (include/headwise/headwise.hpp states
+                          the rules exactly): exhaustive (default) once --beam hypotheses
+                          have finished; top-eos also once --nbest have finished and a
+                          step's best candidate is EOS; outscored also once the --nbest-th
+                          best finished score is at least the best live beam's at its
+                          current length (both faster, both cost BLEU: README.md)
   --threads N             compute threads (default 1)
   --batch N               most lines translated together in one batch (default 8)
   --batch-tokens N        most tokens per batch, counted as lines x longest source (EOS
@@ -137,8 +143,9 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
       have_value = true;
     }
     static const char* const kValued[] = {"-m", "--model", "--beam", "--nbest", "--max-len",
-                                          "--max-input-len", "--length-penalty", "--threads",
-                                          "--batch", "--batch-tokens", "--window", "--fp16"};
+                                          "--max-input-len", "--length-penalty", "--beam-stop",
+                                          "--threads", "--batch", "--batch-tokens", "--window",
+                                          "--fp16"};
     bool known = false;
     for (const char* k : kValued) known = known || name == k;
     if (!known) {
@@ -169,6 +176,11 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
       if (!ParseInt(value, 2, kMax, &o->max_input_len)) return bad("an integer >= 2");
     } else if (name == "--length-penalty") {
       if (!ParseFloat(value, &o->length_penalty)) return bad("a finite number");
+    } else if (name == "--beam-stop") {
+      if (value != "exhaustive" && value != "top-eos" && value != "outscored") {
+        return bad("exhaustive, top-eos or outscored");
+      }
+      o->beam_stop = value;
     } else if (name == "--threads") {
       if (!ParseInt(value, 1, 1024, &o->threads)) return bad("an integer in [1, 1024]");
     } else if (name == "--batch") {

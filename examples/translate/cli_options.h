@@ -22,6 +22,7 @@ struct CliOptions {
   int max_len = 0;        // 0: min(256, model positions)
   int max_input_len = 0;  // 0: min(256, model positions)
   float length_penalty = 1.0f;
+  std::string beam_stop = "exhaustive";  // --beam-stop exhaustive|top-eos|outscored (SearchOptions)
   int threads = 1;
   int batch = 8;          // --batch: most lines per batch (TranslatorLimits::max_batch)
   int batch_tokens = 0;   // --batch-tokens: token budget per batch, lines x longest source; 0 = none

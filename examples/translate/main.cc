@@ -164,6 +164,9 @@ int Run(const CliOptions& o) {
   search.num_hypotheses = o.nbest;
   search.length_penalty = o.length_penalty;
   search.max_length = 0;  // the translator's max_target_tokens
+  search.beam_stop = o.beam_stop == "top-eos"     ? BeamStop::kTopEos
+                     : o.beam_stop == "outscored" ? BeamStop::kOutscored
+                                                  : BeamStop::kExhaustive;
 
   BatchOptions batching;
   batching.max_tokens = o.batch_tokens;

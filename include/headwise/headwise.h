@@ -92,11 +92,22 @@ enum { HW_FP16_AUTO = 0, HW_FP16_OFF = 1, HW_FP16_REQUIRE = 2 };
 /* What a translator's matrix products compute in. Same values as headwise::MatmulPrecision. */
 typedef enum hw_precision { HW_PRECISION_F32 = 0, HW_PRECISION_F16 = 1, HW_PRECISION_INT8 = 2 } hw_precision;
 
+/* When a beam search ends besides beam_size finished hypotheses; the rules are those of
+ * headwise::BeamStop (headwise.hpp, "Decoding semantics"), same values. */
+typedef enum hw_beam_stop {
+  HW_BEAM_STOP_EXHAUSTIVE = 0, /* only when beam_size hypotheses have finished */
+  HW_BEAM_STOP_TOP_EOS = 1,    /* also once num_hypotheses have finished and a step's best
+                                  candidate is EOS */
+  HW_BEAM_STOP_OUTSCORED = 2   /* also once the num_hypotheses-th best finished score is >= the
+                                  best live beam's score at its current length */
+} hw_beam_stop;
+
 typedef struct hw_search_params {
   int beam_size;        /* default 1 (greedy) */
   int num_hypotheses;   /* default 1 */
   float length_penalty; /* default 1.0 */
   int max_length;       /* default 0 = the translator's max_target_tokens */
+  int beam_stop;        /* an hw_beam_stop; default HW_BEAM_STOP_EXHAUSTIVE */
 } hw_search_params;
 
 /* How a call over many lines forms its batches (headwise.hpp, BatchOptions): within each sort

@@ -46,9 +46,22 @@
 //   - Beam: each step ranks, over all live beams b and tokens v, score_b + logp(b, v)
 //     (descending; ties by lower b * vocab + v) and walks the best 2 * beam candidates in that
 //     order: an EOS candidate becomes a finished hypothesis, any other token continues a beam,
-//     until beam_size beams continue. Search ends when beam_size hypotheses have finished or the
-//     maximum length is reached; live beams then become unfinished hypotheses. Hypotheses are
-//     ordered by normalised score, the best first; num_hypotheses of them are returned.
+//     until beam_size beams continue. After the walk, a sentence's search ends, its live beams
+//     dropped, when beam_size hypotheses have finished, or when SearchOptions::beam_stop's rule
+//     says so (below); else, at the maximum length, the live beams become unfinished
+//     hypotheses and it ends. Hypotheses are ordered by normalised score, the best first;
+//     num_hypotheses of them are returned.
+//   - beam_stop, checked after each step's walk, once at least num_hypotheses hypotheses have
+//     finished (those of this step included); `step` counts from 0, so every live beam holds
+//     step + 1 generated tokens:
+//       kExhaustive: never (the search runs until beam_size hypotheses have finished);
+//       kTopEos:     the walk's first candidate (the step's best-ranked one) was EOS;
+//       kOutscored:  the num_hypotheses-th best normalised score among the finished
+//                    hypotheses is >= the best live beam's (the walk's first continuing one)
+//                    sum of log-probabilities / (step + 1)^length_penalty, in float32.
+//     kTopEos is CTranslate2's "early exit"; kOutscored is Hugging Face's early_stopping=False
+//     with num_hypotheses in place of num_beams. Both are heuristics: a live beam might still
+//     have ended with a better normalised score.
 //   - Returned ids exclude decoder_start_token_id and the final EOS.
 //   - With a vocabulary shortlist (ModelInfo::has_shortlist, TranslatorLimits::use_shortlist)
 //     every piece outside the union of the call's lines has logit -inf: the rules above then
@@ -248,11 +261,16 @@ struct TranslatorLimits {
   bool use_shortlist = true;
 };
 
+// When a beam search ends besides beam_size finished hypotheses (the rules are under "Decoding
+// semantics" at the top of this file). Greedy ignores it.
+enum class BeamStop : int { kExhaustive = 0, kTopEos = 1, kOutscored = 2 };
+
 struct SearchOptions {
   int beam_size = 1;             // 1 = greedy; <= TranslatorLimits::max_beam
   int num_hypotheses = 1;        // n-best; <= beam_size
   float length_penalty = 1.0f;   // score = sum logprob / length^length_penalty
   int max_length = 0;            // generated tokens incl. EOS; 0 = max_target_tokens
+  BeamStop beam_stop = BeamStop::kExhaustive;  // README.md: what the others cost in BLEU
 };
 
 struct TokenSpan {

@@ -23,7 +23,7 @@ from ._lib import lib as _lib
 from ._lib import library_path
 from ._model import (AnalysisSource, AttentionBlock, HeadAnalysis, Model, ModelConfig,
                      ModelInfo, Provenance, ShortlistInfo)
-from ._translator import Hypothesis, TranslationResult, Translator, TranslatorLimits
+from ._translator import BEAM_STOPS, Hypothesis, TranslationResult, Translator, TranslatorLimits
 
 __version__: str = _ffi.string(_lib.hw_version()).decode()
 
@@ -34,7 +34,7 @@ def version() -> str:
 
 
 __all__ = [
-    "AnalysisSource", "AttentionBlock", "BackendError", "BatchTooLargeError",
+    "BEAM_STOPS", "AnalysisSource", "AttentionBlock", "BackendError", "BatchTooLargeError",
     "ChecksumMismatchError", "Error", "HeadAnalysis", "Hypothesis", "InputTooLongError",
     "InternalError", "InvalidArgumentError", "InvalidCheckpointError", "InvalidModelError",
     "InvalidUtf8Error", "IoError", "LimitExceededError", "Model", "ModelConfig", "ModelInfo",

@@ -6,6 +6,8 @@ from typing import (Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, S
 
 __version__: str
 library_path: str
+# beam_stop names (Translator.translate) and their hw_beam_stop values.
+BEAM_STOPS: Dict[str, int]
 
 def version() -> str: ...
 
@@ -197,13 +199,13 @@ class Translator:
     def uses_shortlist(self) -> bool: ...
     def translate(self, texts: Iterable[Union[str, bytes]], beam_size: int = ...,
                   num_hypotheses: int = ..., max_length: Optional[int] = ...,
-                  length_penalty: float = ..., *, batch_lines: Optional[int] = ...,
-                  batch_tokens: Optional[int] = ...,
+                  length_penalty: float = ..., *, beam_stop: Optional[str] = ...,
+                  batch_lines: Optional[int] = ..., batch_tokens: Optional[int] = ...,
                   sort_by_length: bool = ...) -> List[TranslationResult]: ...
     def translate_ids(self, sources: Iterable[Sequence[int]], beam_size: int = ...,
                       num_hypotheses: int = ..., max_length: Optional[int] = ...,
-                      length_penalty: float = ..., *, batch_lines: Optional[int] = ...,
-                      batch_tokens: Optional[int] = ...,
+                      length_penalty: float = ..., *, beam_stop: Optional[str] = ...,
+                      batch_lines: Optional[int] = ..., batch_tokens: Optional[int] = ...,
                       sort_by_length: bool = ...) -> List[TranslationResult]: ...
     def close(self) -> None: ...
     @property

@@ -197,8 +197,8 @@ class Translator:
     # -- translation --------------------------------------------------------------------
     def translate(self, texts: Iterable[Union[str, bytes]], beam_size: int = 1,
                   num_hypotheses: int = 1, max_length: Optional[int] = None,
-                  length_penalty: float = 1.0, *, batch_lines: Optional[int] = None,
-                  batch_tokens: Optional[int] = None,
+                  length_penalty: float = 1.0, *, beam_stop: Optional[str] = None,
+                  batch_lines: Optional[int] = None, batch_tokens: Optional[int] = None,
                   sort_by_length: bool = True) -> List[TranslationResult]:
         """Translates lines of text; returns one :class:`TranslationResult` per line, in order.
 
@@ -209,6 +209,12 @@ class Translator:
             num_hypotheses: n-best size, at most ``beam_size``.
             max_length: generated tokens including EOS; None = ``max_target_tokens``.
             length_penalty: score = sum of log-probabilities / length ** length_penalty.
+            beam_stop: when a beam search ends, one of BEAM_STOPS: "exhaustive" (once
+                beam_size hypotheses have finished), "top-eos" (also once num_hypotheses have
+                finished and a step's best candidate is EOS) or "outscored" (also once the
+                num_hypotheses-th best finished score is at least the best live beam's at its
+                current length); None = the library's default (hw_search_params, now
+                "exhaustive"). headwise.hpp states the rules exactly.
             batch_lines: most lines per batch; None = ``max_batch`` (also the upper bound).
             batch_tokens: most tokens per batch, counted as lines x the longest source (EOS
                 included); None = no budget. A longer line forms a batch of its own.
@@ -228,7 +234,8 @@ class Translator:
         if isinstance(texts, (str, bytes)):
             raise TypeError("translate() takes a list of lines; wrap a single line in a list")
         lines = [encode_text(t) for t in texts]
-        params = _search_params(beam_size, num_hypotheses, max_length, length_penalty)
+        params = _search_params(beam_size, num_hypotheses, max_length, length_penalty,
+                                beam_stop)
         batch = _batch_params(batch_lines, batch_tokens, sort_by_length)
         n = len(lines)
         buffers = [ffi.from_buffer(b) for b in lines]  # no copies; alive until the call returns
@@ -242,8 +249,8 @@ class Translator:
 
     def translate_ids(self, sources: Iterable[Sequence[int]], beam_size: int = 1,
                       num_hypotheses: int = 1, max_length: Optional[int] = None,
-                      length_penalty: float = 1.0, *, batch_lines: Optional[int] = None,
-                      batch_tokens: Optional[int] = None,
+                      length_penalty: float = 1.0, *, beam_stop: Optional[str] = None,
+                      batch_lines: Optional[int] = None, batch_tokens: Optional[int] = None,
                       sort_by_length: bool = True) -> List[TranslationResult]:
         """Translates pre-tokenised input: each source is the encoder input ids, EOS included
         (what :meth:`Model.encode` returns). Options as in :meth:`translate`; hypotheses carry
@@ -261,7 +268,8 @@ class Translator:
         Raises (for the whole call): InvalidArgumentError for options outside the limits,
         TypeError for an id that is not an integer.
         """
-        params = _search_params(beam_size, num_hypotheses, max_length, length_penalty)
+        params = _search_params(beam_size, num_hypotheses, max_length, length_penalty,
+                                beam_stop)
         batch = _batch_params(batch_lines, batch_tokens, sort_by_length)
         arrays, results = [], []
         for i, src in enumerate(sources):
@@ -336,8 +344,18 @@ class Translator:
                 f"max_target_tokens={l.max_target_tokens}{', closed' if self.closed else ''})")
 
 
-def _search_params(beam_size, num_hypotheses, max_length, length_penalty):
+# The beam_stop names and their hw_beam_stop values.
+BEAM_STOPS = {"exhaustive": lib.HW_BEAM_STOP_EXHAUSTIVE, "top-eos": lib.HW_BEAM_STOP_TOP_EOS,
+              "outscored": lib.HW_BEAM_STOP_OUTSCORED}
+
+
+def _search_params(beam_size, num_hypotheses, max_length, length_penalty, beam_stop=None):
     p = ffi.new("hw_search_params*", lib.hw_search_default_params())
+    if beam_stop is not None:
+        if beam_stop not in BEAM_STOPS:
+            raise ValueError(f"beam_stop must be one of {', '.join(BEAM_STOPS)} or None, "
+                             f"found {beam_stop!r}")
+        p.beam_stop = BEAM_STOPS[beam_stop]
     p.beam_size = _c_int("beam_size", beam_size)
     p.num_hypotheses = _c_int("num_hypotheses", num_hypotheses)
     p.max_length = 0 if max_length is None else _c_int("max_length", max_length)

@@ -66,3 +66,23 @@ def test_translate_ids_on_encoded_sentences(translator, test_sentences):
     by_ids = translator.translate_ids(sources, beam_size=4, num_hypotheses=2)
     by_text = translator.translate(test_sentences[:60], beam_size=4, num_hypotheses=2)
     assert [[tuple(h) for h in r] for r in by_ids] == [[tuple(h) for h in r] for r in by_text]
+
+
+@pytest.mark.parametrize("stop", ["exhaustive", "top-eos", "outscored"])
+def test_beam_stop_same_as_the_cli(translator, shipped, test_sentences, stop):
+    """Each stopping rule gives the CLI's --beam-stop results; the early rules change some
+    lines against the exhaustive default (the shipped model's test sentences)."""
+    lines = test_sentences[:80]
+    want = cli(shipped, lines, "--beam", "4", "--beam-stop", stop)
+    got = translator.translate(lines, beam_size=4, beam_stop=stop)
+    assert [(r[0].text, r[0].score) for r in got] == [
+        (w["translations"][0]["text"], w["translations"][0]["score"]) for w in want]
+    default = translator.translate(lines, beam_size=4)
+    changed = sum(a.text != b.text for a, b in zip(got, default))
+    assert (changed == 0) == (stop == "exhaustive"), f"{stop}: {changed} of 80 lines changed"
+
+
+def test_beam_stop_names(translator):
+    assert set(headwise.BEAM_STOPS) == {"exhaustive", "top-eos", "outscored"}
+    with pytest.raises(ValueError, match="beam_stop must be one of"):
+        translator.translate(["Open the file."], beam_size=2, beam_stop="early")

@@ -2,15 +2,16 @@
 //   - rank every (live beam b, token v) by score_b + logp(b, v), ties by lower b * V + v;
 //   - walk the best 2 * beam_size: EOS finishes a hypothesis, anything else continues a beam,
 //     until beam_size beams continue;
-//   - a sentence ends when beam_size hypotheses have finished (its live beams are dropped) or
-//     at the maximum length (its live beams become unfinished hypotheses).
+//   - a sentence ends when beam_size hypotheses have finished or options.beam_stop's rule says
+//     so (its live beams are dropped), or at the maximum length (its live beams become
+//     unfinished hypotheses).
 // Bound on stored records: before a step fewer than beam_size finished, a step finishes at most
 // one per live beam, and at the end at most beam_size live beams are added: < 3 * beam_size.
 //
 // Cache slots: sentence s owns slots [s * K, s * K + K) (K = max_beam). A continuing beam takes
-// over its parent's slot when it is the parent's first child (no copy); further children of the
-// same parent copy the parent's cache into a slot no continuing beam claimed. A pure
-// reordering of beams therefore moves no memory.
+// over its parent's slot when it is the parent's first child; further children of the same
+// parent take a slot no continuing beam claimed and share the parent's history there
+// (Decoder::ShareCacheSlot: T indices, no cache values are copied).
 #include <limits>
 
 #include "kernels/softmax.h"
@@ -104,7 +105,7 @@ void AdvanceBeams(const Decoder& decoder, const SearchBuffers& b, size_t s, size
       if (!taken) break;
     }
     const int32_t from = live_slot[b.next_parent[i]];
-    decoder.CopyCacheSlot(static_cast<size_t>(from), static_cast<size_t>(free_slot), step + 1);
+    decoder.ShareCacheSlot(static_cast<size_t>(from), static_cast<size_t>(free_slot), step + 1);
     for (size_t k = 0; k < step; ++k) {
       b.slot_ids[static_cast<size_t>(free_slot) * T + k] = b.slot_ids[static_cast<size_t>(from) * T + k];
     }
@@ -117,6 +118,21 @@ void AdvanceBeams(const Decoder& decoder, const SearchBuffers& b, size_t s, size
     live_slot[i] = b.next_slot[i];
   }
   b.live_count[s] = static_cast<int32_t>(count);
+}
+
+// options.beam_stop's rule after sentence s's walk at `step`: `top_eos` says whether the walk's
+// first candidate was EOS, `best_live` is the first continuing beam's sum of log-probabilities.
+bool StopsEarly(const SearchOptions& options, const HypothesisStore& hyps, size_t s, size_t step,
+                bool top_eos, float best_live) {
+  const size_t n = static_cast<size_t>(options.num_hypotheses);
+  if (hyps.count(s) < n) return false;
+  switch (options.beam_stop) {
+    case BeamStop::kExhaustive: return false;
+    case BeamStop::kTopEos: return top_eos;
+    case BeamStop::kOutscored:
+      return hyps.NthBestScore(s, n) >= NormalizedScore(best_live, step + 1, options.length_penalty);
+  }
+  return false;
 }
 
 }  // namespace
@@ -162,10 +178,12 @@ Status RunBeam(const Decoder& decoder, const SearchBuffers& b, size_t batch,
       }
       row += live;
       size_t count = 0;
+      bool top_eos = false;
       for (size_t c = 0; c < num_cand && count < beam; ++c) {
         const size_t parent = static_cast<size_t>(b.cand_index[c]) / V;
         const int32_t token = static_cast<int32_t>(static_cast<size_t>(b.cand_index[c]) % V);
         if (token == b.eos_id) {
+          top_eos = top_eos || c == 0;
           const size_t slot = static_cast<size_t>(b.live_slot[s * K + parent]);
           b.hyps.Store(s, b.slot_ids + slot * T, step,
                        NormalizedScore(b.cand_value[c], step + 1, options.length_penalty), true);
@@ -176,7 +194,8 @@ Status RunBeam(const Decoder& decoder, const SearchBuffers& b, size_t batch,
         b.next_score[count] = b.cand_value[c];
         ++count;
       }
-      if (b.hyps.count(s) >= beam || count == 0) {
+      if (b.hyps.count(s) >= beam || count == 0 ||
+          StopsEarly(options, b.hyps, s, step, top_eos, b.next_score[0])) {
         b.done[s] = 1;
         continue;
       }

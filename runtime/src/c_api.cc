@@ -92,6 +92,7 @@ headwise::SearchOptions ToSearch(const hw_search_params* p) {
   o.num_hypotheses = p->num_hypotheses;
   o.length_penalty = p->length_penalty;
   o.max_length = p->max_length;
+  o.beam_stop = static_cast<headwise::BeamStop>(p->beam_stop);  // ValidateSearchOptions checks it
   return o;
 }
 
@@ -225,6 +226,11 @@ hw_translator_params hw_translator_default_params(void) {
   return p;
 }
 
+static_assert(HW_BEAM_STOP_EXHAUSTIVE == static_cast<int>(headwise::BeamStop::kExhaustive) &&
+                  HW_BEAM_STOP_TOP_EOS == static_cast<int>(headwise::BeamStop::kTopEos) &&
+                  HW_BEAM_STOP_OUTSCORED == static_cast<int>(headwise::BeamStop::kOutscored),
+              "hw_beam_stop values are headwise::BeamStop's");
+
 hw_search_params hw_search_default_params(void) {
   const headwise::SearchOptions d;
   hw_search_params p;
@@ -232,6 +238,7 @@ hw_search_params hw_search_default_params(void) {
   p.num_hypotheses = d.num_hypotheses;
   p.length_penalty = d.length_penalty;
   p.max_length = d.max_length;
+  p.beam_stop = static_cast<int>(d.beam_stop);
   return p;
 }
 

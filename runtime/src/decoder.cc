@@ -12,7 +12,7 @@
 namespace headwise {
 
 // Self-attention of one layer: project [q | k | v], append k and v to each row's cache slot,
-// attend over the slot's positions [0, step].
+// attend over the slot's history, positions [0, step] (kv_block says in which slots they lie).
 Status Decoder::SelfAttention(size_t l, size_t rows, size_t step) const {
   const DecoderBuffers& b = buf_;
   const AttentionWeights& a = net_.model->decoder_layers[l].self_attn;
@@ -29,6 +29,7 @@ Status Decoder::SelfAttention(size_t l, size_t rows, size_t step) const {
   for (size_t r = 0; r < rows; ++r) {
     const size_t slot = static_cast<size_t>(b.rows.slot[r]);
     const float* qkv = b.qkv + r * 3 * inner;
+    b.kv_block[slot * T + step] = static_cast<int32_t>(slot);
     for (size_t h = 0; h < a.num_heads; ++h) {
       const size_t at = slot * T * inner + h * T * hd + step * hd;
       std::memcpy(b.self_k[l] + at, qkv + inner + h * hd, hd * sizeof(float));
@@ -39,9 +40,9 @@ Status Decoder::SelfAttention(size_t l, size_t rows, size_t step) const {
     float* scores = b.tables.scores + h * b.tables.scores_stride;
     for (size_t r = 0; r < rows; ++r) {
       const size_t slot = static_cast<size_t>(b.rows.slot[r]);
-      kernels::AttentionHead(h, b.qkv + r * 3 * inner, 3 * inner, 1, b.self_k[l] + slot * T * inner,
-                             hd, b.self_v[l] + slot * T * inner, hd, step + 1, shape,
-                             b.ctx + r * inner, inner, scores);
+      kernels::AttentionHead(h, b.qkv + r * 3 * inner, 3 * inner, 1, b.self_k[l], hd, b.self_v[l],
+                             hd, step + 1, shape, b.ctx + r * inner, inner, scores,
+                             b.kv_block + slot * T, T * inner);
     }
   });
   return Status::Ok();
@@ -111,19 +112,10 @@ Status Decoder::Step(size_t rows, size_t step, float* logits) const {
   return net_.lm_head.Run(rows, b.y, logits, net_.threads());
 }
 
-void Decoder::CopyCacheSlot(size_t from, size_t to, size_t length) const {
+void Decoder::ShareCacheSlot(size_t from, size_t to, size_t length) const {
   const OpTimer timer(net_.profile, OpKind::kCacheCopy);
   const size_t T = buf_.max_length;
-  for (size_t l = 0; l < net_.decoder.size(); ++l) {
-    const AttentionWeights& a = net_.model->decoder_layers[l].self_attn;
-    const size_t inner = a.inner(), hd = a.head_dim;
-    const size_t bytes = length * hd * sizeof(float);
-    for (size_t h = 0; h < a.num_heads; ++h) {
-      const size_t head = h * T * hd;
-      std::memcpy(buf_.self_k[l] + to * T * inner + head, buf_.self_k[l] + from * T * inner + head, bytes);
-      std::memcpy(buf_.self_v[l] + to * T * inner + head, buf_.self_v[l] + from * T * inner + head, bytes);
-    }
-  }
+  std::memcpy(buf_.kv_block + to * T, buf_.kv_block + from * T, length * sizeof(int32_t));
 }
 
 }  // namespace headwise

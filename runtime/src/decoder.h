@@ -4,6 +4,7 @@
 #define HEADWISE_RUNTIME_DECODER_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "activations.h"
@@ -22,9 +23,14 @@ struct DecoderBuffers {
   float* ffn = nullptr;  // [R, ffn]
   // The self-attention cache per decoder layer, [R slots, heads, T, hd] for K and for V
   // (head-major within a slot so one head's keys stream through the cache); null where the
-  // block has no heads. Read and written by the steps, copied by CopyCacheSlot.
+  // block has no heads. Written by the steps at (row's slot, step).
   std::vector<float*> self_k;
   std::vector<float*> self_v;
+  // [R slots, T]: the slot whose cache holds position p of slot s's history (s itself for the
+  // positions it wrote; a beam's parent's slots for the positions before it split off, set by
+  // ShareCacheSlot). A slot's position p is written at step p only and read at later steps,
+  // so a slot taken over by another beam keeps every position other beams still read.
+  int32_t* kv_block = nullptr;
   size_t max_length = 0;  // T: positions per slot
   SourceRows source;      // read: what RunEncoder wrote
   CrossKv cross;          // read: what RunEncoder wrote
@@ -56,9 +62,10 @@ class Decoder {
   // union's ids, the others stay as ShortlistOutput::Prepare set them, -inf). No allocation.
   Status Step(size_t rows, size_t step, float* logits) const;
 
-  // Copies positions [0, length) of cache slot `from` to slot `to` in every decoder layer (a
-  // beam that continues from a parent another beam already continues). from != to.
-  void CopyCacheSlot(size_t from, size_t to, size_t length) const;
+  // Gives slot `to` the history of slot `from`, positions [0, length) (a beam that continues
+  // from a parent another beam already continues): `to` reads them where `from` reads them, no
+  // cache values move. from != to; the next Step writes position `length` of `to`.
+  void ShareCacheSlot(size_t from, size_t to, size_t length) const;
 
  private:
   Status SelfAttention(size_t l, size_t rows, size_t step) const;

@@ -31,6 +31,11 @@ void HypothesisStore::Order(size_t s) const {
   }
 }
 
+float HypothesisStore::NthBestScore(size_t s, size_t n) const {
+  Order(s);
+  return records[s * per_sentence + static_cast<size_t>(order[s * per_sentence + n - 1])].score;
+}
+
 HypothesisView HypothesisStore::Get(size_t s, size_t k) const {
   const size_t record = s * per_sentence + static_cast<size_t>(order[s * per_sentence + k]);
   const HypothesisRecord& rec = records[record];

@@ -40,6 +40,10 @@ struct HypothesisStore {
   // Orders sentence s's records by score, best first; ties keep insertion order.
   void Order(size_t s) const;
 
+  // The n-th best score (n >= 1) among sentence s's records; n <= count(s). Orders them
+  // (Order), so Get reads the current order after it.
+  float NthBestScore(size_t s, size_t n) const;
+
   // The k-th best record of sentence s (k < count(s), after Order).
   HypothesisView Get(size_t s, size_t k) const;
 };

@@ -26,7 +26,7 @@ enum class OpKind : int {
   kFeedForward,     // fc1, activation, fc2, residual + LayerNorm
   kOutputLayer,     // lm_head
   kSearch,          // greedy's argmax, beam's log-softmax and top-k over beam x vocab
-  kCacheCopy,       // beam search copying a parent's KV cache into a new slot
+  kCacheCopy,       // beam search giving a new slot its parent's cache history (Decoder::ShareCacheSlot)
   kCount,
 };
 

@@ -17,6 +17,11 @@ Status ValidateSearchOptions(const SearchOptions& o, const TranslatorLimits& lim
   if (!std::isfinite(o.length_penalty)) {
     return InvalidArgument("SearchOptions.length_penalty must be finite");
   }
+  const int stop = static_cast<int>(o.beam_stop);
+  if (stop < static_cast<int>(BeamStop::kExhaustive) || stop > static_cast<int>(BeamStop::kOutscored)) {
+    return InvalidArgument("SearchOptions.beam_stop " + std::to_string(stop) +
+                           " must be 0 (exhaustive), 1 (top-eos) or 2 (outscored)");
+  }
   if (o.max_length < 0 || o.max_length > limits.max_target_tokens) {
     return InvalidArgument("SearchOptions.max_length " + std::to_string(o.max_length) +
                            " must be in [0, max_target_tokens = " +

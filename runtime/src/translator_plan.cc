@@ -73,6 +73,7 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
   dec.self_k.assign(layers, nullptr);
   dec.self_v.assign(layers, nullptr);
   dec.max_length = T;
+  dec.kv_block = c.Take<int32_t>({R, T});
   size_t cross_max = 0;
   for (size_t l = 0; l < layers; ++l) {
     const size_t self_inner = model.decoder_layers[l].self_attn.inner();

@@ -71,6 +71,8 @@ TEST(CApiBasics, DefaultParamsAreTheCppDefaults) {
   EXPECT_EQ(sp.num_hypotheses, s.num_hypotheses);
   EXPECT_EQ(sp.length_penalty, s.length_penalty);
   EXPECT_EQ(sp.max_length, s.max_length);
+  EXPECT_EQ(sp.beam_stop, static_cast<int>(s.beam_stop));
+  EXPECT_EQ(sp.beam_stop, HW_BEAM_STOP_EXHAUSTIVE);
 }
 
 TEST(CApiBasics, NullArgumentsAreInvalidArgumentsWithAMessage) {

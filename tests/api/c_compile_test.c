@@ -77,7 +77,8 @@ static void check_error_paths(void) {
     CHECK(bp.max_lines == 0 && bp.max_tokens == 0 && bp.sort_by_length == 1);
     CHECK(tp.max_batch == 8 && tp.max_source_tokens == 256 && tp.max_target_tokens == 256);
     CHECK(tp.max_beam == 4 && tp.num_threads == 1 && tp.max_memory_bytes == 0);
-    CHECK(sp.beam_size == 1 && sp.num_hypotheses == 1 && sp.max_length == 0);
+    CHECK(sp.beam_size == 1 && sp.num_hypotheses == 1 && sp.max_length == 0 &&
+          sp.beam_stop == HW_BEAM_STOP_EXHAUSTIVE);
     CHECK(sp.length_penalty == 1.0f);
   }
 }
@@ -172,6 +173,11 @@ static void check_model(const char* path, int32_t eos) {
       bp.max_lines = 3; /* over max_batch */
       CHECK(hw_translate_ids_each(translator, ids, each_lengths, 3, &sp, &bp) == HW_ERR_INVALID_ARGUMENT);
     }
+    sp.beam_stop = HW_BEAM_STOP_TOP_EOS;
+    CHECK(hw_translate_ids(translator, ids, lengths, 1, &sp) == HW_OK);
+    sp.beam_stop = 3; /* no such rule */
+    CHECK(hw_translate_ids(translator, ids, lengths, 1, &sp) == HW_ERR_INVALID_ARGUMENT);
+    sp.beam_stop = HW_BEAM_STOP_EXHAUSTIVE;
     sp.beam_size = 3; /* over max_beam */
     sp.num_hypotheses = 1;
     CHECK(hw_translate_ids(translator, ids, lengths, 1, &sp) == HW_ERR_INVALID_ARGUMENT);

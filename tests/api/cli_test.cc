@@ -154,6 +154,7 @@ TEST(Cli, UsageErrorsExitTwo) {
       {"-m", kModel, "--beam=3x"},
       {"-m", kModel, "--beam", "2", "--nbest", "3"},
       {"-m", kModel, "--length-penalty", "nan"},
+      {"-m", kModel, "--beam-stop", "early"},
       {"-m", kModel, "--threads", "-1"},
       {"-m", kModel, "--batch", "99999999999"},
       {"-m", kModel, "--batch-tokens", "-1"},

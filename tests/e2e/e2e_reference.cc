@@ -38,6 +38,18 @@ RefSearch ParseSearch(const json& j) {
   s.options.num_hypotheses = o.at("num_hypotheses").get<int>();
   s.options.length_penalty = o.at("length_penalty").get<float>();
   s.options.max_length = o.at("max_length").get<int>();
+  if (o.contains("beam_stop")) {
+    const std::string stop = o.at("beam_stop").get<std::string>();
+    if (stop == "exhaustive") {
+      s.options.beam_stop = headwise::BeamStop::kExhaustive;
+    } else if (stop == "top-eos") {
+      s.options.beam_stop = headwise::BeamStop::kTopEos;
+    } else if (stop == "outscored") {
+      s.options.beam_stop = headwise::BeamStop::kOutscored;
+    } else {
+      throw std::runtime_error(s.name + ": unknown beam_stop " + stop);
+    }
+  }
   for (const json& per_source : j.at("results")) {
     std::vector<RefHypothesis> hyps;
     for (const json& h : per_source) hyps.push_back(ParseHypothesis(h));

@@ -126,6 +126,42 @@ TEST_P(E2ETest, SearchesMatchReferenceInOtherBatchSizes) {
   }
 }
 
+// beam4_nbest1_<rule> are one search under each stopping rule. The searches above hold the
+// runtime to the reference under every rule; here the early rules must end some sentence's
+// search with another result than the exhaustive one (the runtime's own outputs), so that
+// the comparison sees each rule at work.
+TEST_P(E2ETest, EarlyStopRulesChangeSomeResults) {
+  const RefSearch* exhaustive = nullptr;
+  std::vector<const RefSearch*> early;
+  for (const RefSearch& search : ref_.searches) {
+    if (search.name == "beam4_nbest1_exhaustive") exhaustive = &search;
+    if (search.name == "beam4_nbest1_top-eos" || search.name == "beam4_nbest1_outscored") {
+      early.push_back(&search);
+    }
+  }
+  ASSERT_NE(exhaustive, nullptr);
+  ASSERT_EQ(early.size(), 2u);
+  std::vector<std::vector<int32_t>> best_exhaustive;
+  for (const RefSearch* search : {exhaustive, early[0], early[1]}) {
+    size_t changed = 0;
+    for (size_t i = 0; i < ref_.sources.size(); ++i) {
+      const headwise::TokenSpan span{ref_.sources[i].data(), ref_.sources[i].size()};
+      ASSERT_TRUE(translator_->TranslateIds(&span, 1, search->options).ok()) << search->name;
+      const headwise::HypothesisView got = translator_->hypothesis(0, 0);
+      std::vector<int32_t> ids(got.ids, got.ids + got.size);
+      ASSERT_EQ(ids, search->results[i][0].ids) << search->name << ", source " << i;
+      if (search == exhaustive) {
+        best_exhaustive.push_back(std::move(ids));
+      } else {
+        changed += ids != best_exhaustive[i];
+      }
+    }
+    if (search != exhaustive) {
+      EXPECT_GT(changed, 0u) << search->name << " changed no result";
+    }
+  }
+}
+
 TEST_P(E2ETest, ForcedLogitsMatchReference) {
   ASSERT_FALSE(ref_.forced.empty());
   for (size_t p = 0; p < ref_.forced.size(); ++p) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "kernels/layernorm.h"
 #include "kernels/softmax.h"
 #include "kernels/vec_avx2.h"
+#include "kernels/vec_avx512.h"
 #include "kernels/vec_exp.h"
 #include "tests/runtime/reference_model.h"
 
@@ -165,23 +167,126 @@ TEST_P(KernelSizes, ActivationsMatchReference) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, KernelSizes, ::testing::Values(1, 3, 4, 7, 16, 33, 512));
 
+// The portable normaliser and swish, written out here (baseline x86-64 or the target's own
+// vector unit, no fused multiply-adds): every SIMD path must give exactly these floats.
+kernels::LogSoftmaxNorm PortableLogSoftmaxNorm(const std::vector<float>& x) {
+  const size_t n = x.size();
+  float m = -std::numeric_limits<float>::infinity();
+  kernels::V4 vm = kernels::V4{} + m;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const kernels::V4 v = kernels::LoadV4(x.data() + i);
+    vm = v > vm ? v : vm;
+  }
+  for (int k = 0; k < 4; ++k) m = vm[k] > m ? vm[k] : m;
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  kernels::V4 acc0 = {}, acc1 = {};
+  i = 0;
+  for (; i + 8 <= n; i += 8) {
+    acc0 += kernels::ExpV4(kernels::LoadV4(x.data() + i) - m);
+    acc1 += kernels::ExpV4(kernels::LoadV4(x.data() + i + 4) - m);
+  }
+  for (; i + 4 <= n; i += 4) acc0 += kernels::ExpV4(kernels::LoadV4(x.data() + i) - m);
+  float sum = kernels::SumV4(acc0 + acc1);
+  for (; i < n; ++i) sum += kernels::ExpV4(kernels::V4{} + (x[i] - m))[0];
+  return {m, std::log(sum)};
+}
+
+std::vector<float> PortableSwish(std::vector<float> x) {
+  size_t i = 0;
+  for (; i + 4 <= x.size(); i += 4) {
+    const kernels::V4 v = kernels::LoadV4(x.data() + i);
+    kernels::StoreV4(x.data() + i, v / (kernels::ExpV4(-v) + 1.0f));
+  }
+  for (; i < x.size(); ++i) {
+    const kernels::V4 v = kernels::V4{} + x[i];
+    x[i] = (v / (kernels::ExpV4(-v) + 1.0f))[0];
+  }
+  return x;
+}
+
+bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// The dispatched kernels (AVX-512, AVX2 or portable, whichever this CPU runs) against the
+// portable floats, over lengths that end in every tail (16- and 8-value blocks, 4, scalars).
+TEST(SimdPaths, NormaliserAndSwishGiveThePortableFloats) {
+  for (size_t n = 1; n <= 70; ++n) {
+    for (size_t big : {size_t{0}, size_t{8000}, size_t{8003}}) {
+      const size_t len = big != 0 ? big + (n % 16) : n;
+      std::vector<float> x = Random(len, 40 + static_cast<uint32_t>(n), -30.0f, 30.0f);
+      x[len / 2] = -std::numeric_limits<float>::infinity();
+      const kernels::LogSoftmaxNorm want = PortableLogSoftmaxNorm(x);
+      const kernels::LogSoftmaxNorm got = kernels::LogSoftmaxNormalizer(x.data(), len);
+      ASSERT_TRUE(SameBits(got.max, want.max) && SameBits(got.log_sum, want.log_sum))
+          << "n " << len << ": " << got.log_sum << " against " << want.log_sum;
+      // A maximum of zero, both signs present: the sign the portable order picks.
+      std::vector<float> z = x;
+      for (float& v : z) v = -std::fabs(v);
+      z[len / 3] = n % 2 == 0 ? -0.0f : 0.0f;
+      z[len - 1] = n % 2 == 0 ? 0.0f : -0.0f;
+      const kernels::LogSoftmaxNorm zwant = PortableLogSoftmaxNorm(z);
+      const kernels::LogSoftmaxNorm zgot = kernels::LogSoftmaxNormalizer(z.data(), len);
+      ASSERT_TRUE(SameBits(zgot.max, zwant.max) && SameBits(zgot.log_sum, zwant.log_sum))
+          << "n " << len << " zero maximum: " << zgot.max << " against " << zwant.max;
+      // (Not -0: the AVX2 loop's scalar tail turns it into +0 where the 4-lane loop keeps it.)
+      x[len / 2] = 0.0f;
+      const std::vector<float> swish_want = PortableSwish(x);
+      std::vector<float> swish = x;
+      kernels::SwishInPlace(swish.data(), len);
+      for (size_t i = 0; i < len; ++i) {
+        ASSERT_TRUE(SameBits(swish[i], swish_want[i])) << "n " << len << " i " << i;
+      }
+    }
+  }
+}
+
 #ifdef HEADWISE_HAVE_AVX2_PATHS
 HEADWISE_AVX2 void ExpV8Rows(const float* in, float* out, size_t n) {
   for (size_t i = 0; i < n; i += 8) kernels::StoreV8(out + i, kernels::ExpV8(kernels::LoadV8(in + i)));
 }
 
-// The AVX2 exp (softmax, log-softmax, swish) must give the 4-lane code's floats, so results do
-// not depend on the CPU: no fused multiply-adds may creep into it.
+#ifdef HEADWISE_HAVE_AVX512_PATHS
+HEADWISE_AVX512 void ExpV16Rows(const float* in, float* out, size_t n) {
+  for (size_t i = 0; i < n; i += 16) _mm512_storeu_ps(out + i, kernels::ExpV16(_mm512_loadu_ps(in + i)));
+}
+#endif
+
+// The AVX2 and AVX-512 exp (softmax, log-softmax, swish) must give the 4-lane code's floats, so
+// results do not depend on the CPU: no fused multiply-adds may creep into them.
 TEST(ExpAvx2, GivesTheSameFloatsAsExpV4) {
   if (!kernels::CpuHasAvx2Fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
   std::vector<float> x = Random(1 << 16, 21, -100.0f, 100.0f);
   x[0] = -std::numeric_limits<float>::infinity();
   x[1] = 0.0f;
   x[2] = 88.5f;
+  x[3] = std::numeric_limits<float>::quiet_NaN();
+  x[4] = std::numeric_limits<float>::infinity();
+  x[5] = -87.33654475f;
+  x[6] = 88.0f;
+  x[7] = -0.0f;
+  // Around every input whose x / ln 2 + 0.5 is an integer (ExpV8's floor against ExpV4's
+  // truncation and correction), on both sides by one ulp.
+  size_t at = 8;
+  for (int k = -126; k <= 128 && at + 3 <= x.size(); ++k) {
+    const float v = (static_cast<float>(k) - 0.5f) / 1.44269504088896341f;
+    x[at++] = v;
+    x[at++] = std::nextafter(v, -INFINITY);
+    x[at++] = std::nextafter(v, INFINITY);
+  }
   std::vector<float> v4(x.size()), v8(x.size());
   for (size_t i = 0; i < x.size(); i += 4) kernels::StoreV4(v4.data() + i, kernels::ExpV4(kernels::LoadV4(x.data() + i)));
   ExpV8Rows(x.data(), v8.data(), x.size());
-  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(v8[i], v4[i]) << "exp(" << x[i] << ")";
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_TRUE(SameBits(v8[i], v4[i])) << "exp(" << x[i] << "): " << v8[i] << " against " << v4[i];
+  }
+#ifdef HEADWISE_HAVE_AVX512_PATHS
+  if (!kernels::CpuHasAvx512()) GTEST_SKIP() << "no AVX-512 on this CPU: ExpV16 not checked";
+  std::vector<float> v16(x.size());
+  ExpV16Rows(x.data(), v16.data(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_TRUE(SameBits(v16[i], v4[i])) << "exp(" << x[i] << "): " << v16[i] << " against " << v4[i];
+  }
+#endif
 }
 #endif
 
@@ -252,6 +357,41 @@ INSTANTIATE_TEST_SUITE_P(Heads, AttentionTest,
                                            // x86: full 8-key blocks and a tail.
                                            AttentionCase{3, 32, 1, 33}, AttentionCase{2, 16, 3, 16},
                                            AttentionCase{1, 32, 2, 64}));
+
+// Keys and values read through a block table (a beam's cache history shared with the beams it
+// split from, decoder.h kv_block) give the floats of the same keys copied side by side, on the
+// AVX2 head sizes (16, 32, 64) and the portable loop (6), at lengths with every tail.
+TEST(AttentionBlocksTest, KeysThroughABlockTableEqualTheKeysCopied) {
+  for (size_t hd : {size_t{6}, size_t{16}, size_t{32}, size_t{64}}) {
+    const size_t heads = 3, T = 24, blocks = 4, inner = heads * hd;
+    // Cache layout [block][head][T][hd], as the decoder's self-attention cache.
+    const std::vector<float> k = Random(blocks * T * inner, 51), v = Random(blocks * T * inner, 52);
+    const std::vector<float> q = Random(inner, 53);
+    const kernels::AttentionShape shape{heads, hd, 0.35f, T * hd};
+    std::mt19937 rng(54);
+    for (size_t keys = 1; keys <= T; ++keys) {
+      std::vector<int32_t> block(keys);
+      for (int32_t& b : block) b = static_cast<int32_t>(rng() % blocks);
+      std::vector<float> kc(T * inner), vc(T * inner);  // one block: key j from block[j]
+      for (size_t h = 0; h < heads; ++h) {
+        for (size_t j = 0; j < keys; ++j) {
+          const size_t from = static_cast<size_t>(block[j]) * T * inner + h * T * hd + j * hd;
+          std::copy_n(k.begin() + static_cast<long>(from), hd, kc.begin() + static_cast<long>(h * T * hd + j * hd));
+          std::copy_n(v.begin() + static_cast<long>(from), hd, vc.begin() + static_cast<long>(h * T * hd + j * hd));
+        }
+      }
+      std::vector<float> got(inner), want(inner), scores(keys);
+      for (size_t h = 0; h < heads; ++h) {
+        kernels::AttentionHead(h, q.data(), inner, 1, k.data(), hd, v.data(), hd, keys, shape,
+                               got.data(), inner, scores.data(), block.data(), T * inner);
+        kernels::AttentionHead(h, q.data(), inner, 1, kc.data(), hd, vc.data(), hd, keys, shape,
+                               want.data(), inner, scores.data());
+      }
+      ASSERT_EQ(std::memcmp(got.data(), want.data(), inner * sizeof(float)), 0)
+          << "head_dim " << hd << ", " << keys << " keys";
+    }
+  }
+}
 
 TEST(EmbeddingTest, PositionsMatchMarianSinusoids) {
   for (size_t dim : {8u, 9u, 16u}) {

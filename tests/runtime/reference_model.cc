@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace headwise::testing {
@@ -197,9 +198,10 @@ std::vector<double> NextLogProbs(const ReferenceModel& m, const Matrix& enc, siz
 }  // namespace
 
 std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& m,
-                                                 const std::vector<int32_t>& source, int beam_size,
-                                                 double lp, size_t max_length,
+                                                 const std::vector<int32_t>& source,
+                                                 const SearchOptions& options, size_t max_length,
                                                  const std::vector<int32_t>* allowed_ids) {
+  const double lp = options.length_penalty;
   const Matrix enc = m.Encode(source);
   const int32_t eos = m.spec().config.eos_token_id, start = m.spec().config.decoder_start_token_id;
   const size_t V = m.vocab();
@@ -215,7 +217,8 @@ std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& m,
   };
   std::vector<Beam> live = {{{}, 0.0}};
   std::vector<ReferenceHypothesis> finished;
-  const size_t K = static_cast<size_t>(beam_size);
+  const size_t K = static_cast<size_t>(options.beam_size);
+  const size_t n = static_cast<size_t>(options.num_hypotheses);
   for (size_t step = 0; step < max_length; ++step) {
     struct Cand {
       double value;
@@ -256,7 +259,18 @@ std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& m,
       }
     }
     live = next;
-    if (finished.size() >= K || live.empty()) {
+    bool early = false;  // options.beam_stop's rule
+    if (finished.size() >= n && !live.empty()) {
+      if (options.beam_stop == BeamStop::kTopEos) {
+        early = static_cast<int32_t>(cands[0].index % V) == eos;
+      } else if (options.beam_stop == BeamStop::kOutscored) {
+        std::vector<double> scores;
+        for (const ReferenceHypothesis& h : finished) scores.push_back(h.score);
+        std::sort(scores.begin(), scores.end(), std::greater<double>());
+        early = scores[n - 1] >= norm(live[0].score, step + 1);
+      }
+    }
+    if (finished.size() >= K || live.empty() || early) {
       live.clear();
       break;
     }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "format/model_writer.h"
+#include "headwise/headwise.hpp"  // SearchOptions
 
 namespace headwise::testing {
 
@@ -55,14 +56,14 @@ struct ReferenceHypothesis {
   bool finished = false;
 };
 
-// Greedy and beam search exactly as include/headwise/headwise.hpp words them, recomputing the
-// decoder from scratch for every prefix. Beam returns all hypotheses, ordered best first.
+// Greedy and beam search exactly as include/headwise/headwise.hpp words them (beam_size,
+// num_hypotheses for the stopping rule, length_penalty, beam_stop of `options`), recomputing
+// the decoder from scratch for every prefix. Beam returns all hypotheses, ordered best first.
 // `allowed` (ascending ids) non-null: a vocabulary shortlist's union; every other token's logit
 // is -inf (log-softmax over the union) and it is never a candidate.
 std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& model,
                                                  const std::vector<int32_t>& source,
-                                                 int beam_size, double length_penalty,
-                                                 size_t max_length,
+                                                 const SearchOptions& options, size_t max_length,
                                                  const std::vector<int32_t>* allowed = nullptr);
 
 }  // namespace headwise::testing

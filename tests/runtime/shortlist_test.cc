@@ -241,8 +241,7 @@ TEST(ShortlistSearch, GreedyAndBeamMatchTheReferenceSearchOverTheUnion) {
       ASSERT_TRUE(allowed.ok());
       ASSERT_LT(allowed->size(), o.vocab);  // a real restriction
       const Output got = Translate(*t, {src}, so);
-      const auto want = testing::ReferenceSearch(ref, src, so.beam_size, so.length_penalty, 12,
-                                                 &*allowed);
+      const auto want = testing::ReferenceSearch(ref, src, so, 12, &*allowed);
       const size_t n = std::min<size_t>(want.size(), static_cast<size_t>(so.num_hypotheses));
       ASSERT_EQ(got.ids.size(), n);
       for (size_t k = 0; k < n; ++k) {

@@ -115,7 +115,7 @@ TEST_P(LayoutTest, ForcedLogitsMatchReference) {
 void ExpectSameAsReference(Translator& tr, const testing::ReferenceModel& ref,
                            const std::vector<int32_t>& src, const SearchOptions& so, size_t sentence,
                            size_t max_length) {
-  const auto want = testing::ReferenceSearch(ref, src, so.beam_size, so.length_penalty, max_length);
+  const auto want = testing::ReferenceSearch(ref, src, so, max_length);
   const size_t n = std::min<size_t>(want.size(), static_cast<size_t>(so.num_hypotheses));
   ASSERT_EQ(tr.num_hypotheses(sentence), n);
   for (size_t k = 0; k < n; ++k) {
@@ -136,20 +136,23 @@ TEST_P(LayoutTest, GreedyAndBeamMatchReferenceSearch) {
     int max_length;
   };
   for (const Case c : {Case{1, 1, 1.0f, 0}, Case{2, 2, 1.0f, 0}, Case{3, 3, 0.6f, 0},
-                       Case{4, 2, 1.3f, 0}, Case{3, 3, 1.0f, 4}}) {
-    SearchOptions so;
-    so.beam_size = c.beam;
-    so.num_hypotheses = c.nbest;
-    so.length_penalty = c.lp;
-    so.max_length = c.max_length;
-    const size_t max_length = c.max_length > 0 ? static_cast<size_t>(c.max_length) : 12;
-    for (uint32_t seed = 0; seed < 3; ++seed) {
-      SCOPED_TRACE("beam " + std::to_string(c.beam) + " lp " + std::to_string(c.lp) + " seed " +
-                   std::to_string(seed));
-      const std::vector<int32_t> src = testing::RandomSource(o, 2 + seed * 7, 30 + seed);
-      const TokenSpan span{src.data(), src.size()};
-      ASSERT_TRUE(tr->TranslateIds(&span, 1, so).ok());
-      ExpectSameAsReference(*tr, *ref_, src, so, 0, max_length);
+                       Case{4, 2, 1.3f, 0}, Case{3, 3, 1.0f, 4}, Case{4, 1, 1.0f, 0}}) {
+    for (BeamStop stop : {BeamStop::kExhaustive, BeamStop::kTopEos, BeamStop::kOutscored}) {
+      SearchOptions so;
+      so.beam_size = c.beam;
+      so.num_hypotheses = c.nbest;
+      so.length_penalty = c.lp;
+      so.max_length = c.max_length;
+      so.beam_stop = stop;
+      const size_t max_length = c.max_length > 0 ? static_cast<size_t>(c.max_length) : 12;
+      for (uint32_t seed = 0; seed < 3; ++seed) {
+        SCOPED_TRACE("beam " + std::to_string(c.beam) + " lp " + std::to_string(c.lp) + " stop " +
+                     std::to_string(static_cast<int>(stop)) + " seed " + std::to_string(seed));
+        const std::vector<int32_t> src = testing::RandomSource(o, 2 + seed * 7, 30 + seed);
+        const TokenSpan span{src.data(), src.size()};
+        ASSERT_TRUE(tr->TranslateIds(&span, 1, so).ok());
+        ExpectSameAsReference(*tr, *ref_, src, so, 0, max_length);
+      }
     }
   }
 }

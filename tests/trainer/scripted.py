@@ -63,8 +63,9 @@ def norm(raw: np.float32, length: int, lp: float) -> float:
 
 
 def reference_beam(fn, key: int, vocab: int, eos: int, pad: int, beam: int, n: int, lp: float,
-                   max_len: int) -> List[Tuple[List[int], float, bool]]:
-    """The rules of include/headwise/headwise.hpp, one sentence, no batching, no tensors kept."""
+                   max_len: int, stop: str = "exhaustive") -> List[Tuple[List[int], float, bool]]:
+    """The rules of include/headwise/headwise.hpp, one sentence, no batching, no tensors kept;
+    `stop` is the stopping rule (exhaustive, top-eos, outscored)."""
     live = [((), np.float32(0.0))]
     finished: List[Tuple[List[int], float, bool]] = []
     for step in range(max_len):
@@ -84,6 +85,12 @@ def reference_beam(fn, key: int, vocab: int, eos: int, pad: int, beam: int, n: i
                     break
         if len(finished) >= beam:
             break
+        if new_live and len(finished) >= n:
+            if stop == "top-eos" and cands[0][3] == eos:
+                break
+            nth = sorted((h[1] for h in finished), reverse=True)[n - 1]
+            if stop == "outscored" and nth >= norm(new_live[0][1], step + 1, lp):
+                break
         if step == max_len - 1:
             finished += [(list(p), norm(s, max_len, lp), False) for p, s in new_live]
             break

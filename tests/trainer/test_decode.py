@@ -4,7 +4,7 @@ import torch
 
 from conftest import SOURCES, random_model, small_config
 from headwise_trainer import attach_gates, beam_search, forced_logits, greedy
-from headwise_trainer.model.decode import step_log_probs
+from headwise_trainer.model.decode import BEAM_STOPS, DEFAULT_BEAM_STOP, step_log_probs
 from headwise_trainer.model.gates import gates
 from scripted import ScriptedModel, log_probs, random_table, reference_beam
 
@@ -76,17 +76,69 @@ def test_beam_tie_break_by_beam_then_token():
     assert [h.ids for h in hyps] == [[1, 1], [1, 2], [1, 3]]
 
 
+@pytest.mark.parametrize("stop", BEAM_STOPS)
 @pytest.mark.parametrize("seed", range(12))
-def test_beam_matches_plain_reference_on_tie_heavy_tables(seed):
+def test_beam_matches_plain_reference_on_tie_heavy_tables(seed, stop):
     fn = random_table(seed)
     model = ScriptedModel(fn)
     sources = [[k, 0] for k in range(1, 6)]
-    for beam, n, penalty, max_len in [(1, 1, 1.0, 6), (2, 2, 1.0, 5), (3, 2, 0.6, 4), (3, 3, 1.3, 7)]:
-        got = beam_search(model, sources, beam, n, penalty, max_len)
+    for beam, n, penalty, max_len in [(1, 1, 1.0, 6), (2, 2, 1.0, 5), (3, 2, 0.6, 4), (3, 3, 1.3, 7),
+                                      (3, 1, 1.0, 6)]:
+        got = beam_search(model, sources, beam, n, penalty, max_len, stop=stop)
         for (key, _), hyps in zip(sources, got):
-            ref = reference_beam(fn, key, V, EOS, PAD, beam, n, penalty, max_len)
+            ref = reference_beam(fn, key, V, EOS, PAD, beam, n, penalty, max_len, stop)
             assert [(h.ids, h.finished) for h in hyps] == [(r[0], r[2]) for r in ref]
             assert [h.score for h in hyps] == pytest.approx([r[1] for r in ref], abs=1e-6)
+
+
+def _steps(model, *args, **kwargs):
+    """beam_search's results and how many decoder steps it ran."""
+    calls = []
+    step = model.decode_step
+    model.decode_step = lambda *a: calls.append(1) or step(*a)
+    try:
+        return beam_search(model, *args, **kwargs), len(calls)
+    finally:
+        del model.decode_step
+
+
+def test_top_eos_ends_when_the_best_candidate_is_eos():
+    # Step 0: EOS > 1 > the rest: [] finishes first, ranked best. top-eos (and outscored, as []
+    # beats [1] at length 1) end there; exhaustive continues, and [1] + EOS finishes with a
+    # better mean log-probability, the old result.
+    entries = {(): {EOS: 5.0, 1: 4.9}, (1,): {EOS: 12.0}}
+    fn = table(entries)
+    exhaustive, steps_exhaustive = _steps(ScriptedModel(fn), [[1, 0]], 2, 1, 1.0, 6,
+                                          stop="exhaustive")
+    assert [h.ids for h in exhaustive[0]] == [[1]] and steps_exhaustive == 2
+    assert [(h.ids, h.finished) for h in exhaustive[0]] == [
+        (r[0], r[2]) for r in reference_beam(fn, 1, V, EOS, PAD, 2, 1, 1.0, 6)]
+    for stop in ("top-eos", "outscored"):
+        early, steps = _steps(ScriptedModel(fn), [[1, 0]], 2, 1, 1.0, 6, stop=stop)
+        assert steps == 1 and [h.ids for h in early[0]] == [[]]
+        assert early[0][0].score == pytest.approx(lp(entries, (), EOS), abs=1e-6)
+
+
+def test_outscored_ends_when_no_live_beam_is_ahead():
+    # Step 0: 1 > EOS: [] finishes but is not the best candidate. Step 1: [1] continues over
+    # almost flat tokens (EOS unlikely), so the best live beam [1, 3]'s mean falls below []'s
+    # score: outscored ends; top-eos and exhaustive continue and [1, 3] + EOS (a certain EOS)
+    # finishes with the best mean.
+    entries = {(): {1: 5.0, EOS: 4.9}, (1,): {3: 1.0, EOS: -10.0}, (1, 3): {EOS: 15.0}}
+    fn = table(entries)
+    out, steps = _steps(ScriptedModel(fn), [[1, 0]], 2, 1, 1.0, 6, stop="outscored")
+    assert steps == 2 and [h.ids for h in out[0]] == [[]]
+    for stop in ("top-eos", "exhaustive"):
+        hyps = beam_search(ScriptedModel(fn), [[1, 0]], 2, 1, 1.0, 6, stop=stop)
+        assert [h.ids for h in hyps[0]] == [[1, 3]]
+        ref = reference_beam(fn, 1, V, EOS, PAD, 2, 1, 1.0, 6, stop)
+        assert [(h.ids, h.finished) for h in hyps[0]] == [(r[0], r[2]) for r in ref]
+
+
+def test_beam_stop_names():
+    assert BEAM_STOPS == ("exhaustive", "top-eos", "outscored") and DEFAULT_BEAM_STOP in BEAM_STOPS
+    with pytest.raises(ValueError, match="stop must be one of"):
+        beam_search(ScriptedModel(table({})), [[1, 0]], 2, 1, 1.0, 3, stop="early")
 
 
 def test_beam_1_equals_greedy(model):

@@ -74,7 +74,7 @@ def test_reference_is_what_the_checkpoint_computes(tool, tmp_path):
             got = [[h] for h in greedy(model, sources, o["max_length"], o["length_penalty"])]
         else:
             got = beam_search(model, sources, o["beam_size"], o["num_hypotheses"],
-                              o["length_penalty"], o["max_length"])
+                              o["length_penalty"], o["max_length"], stop=o["beam_stop"])
         for hyps, want in zip(got, search["results"]):
             assert [h.ids for h in hyps] == [w["ids"] for w in want]
             assert [h.score for h in hyps] == pytest.approx([w["score"] for w in want], abs=1e-5)

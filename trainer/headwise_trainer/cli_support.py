@@ -15,6 +15,7 @@ import os
 from typing import Callable, List
 
 from .data.corpus import SPLITS
+from .model.beam_stop import BEAM_STOPS, DEFAULT_BEAM_STOP
 
 
 class CliError(Exception):
@@ -75,6 +76,10 @@ def add_search(p) -> None:
     """Decoding of a split in length-sorted chunks: search, chunk size and sentence limit."""
     p.add_argument("--beam", type=int, default=1, help="1 = greedy (default)")
     p.add_argument("--length-penalty", type=float, default=1.0)
+    p.add_argument("--beam-stop", choices=BEAM_STOPS, default=DEFAULT_BEAM_STOP,
+                   help="when a beam search ends besides --beam finished hypotheses (the rules: "
+                        "model/decode.py, include/headwise/headwise.hpp; default "
+                        f"{DEFAULT_BEAM_STOP})")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--limit", type=int, default=0, help="first N sentences only")
 

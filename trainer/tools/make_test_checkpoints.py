@@ -11,7 +11,8 @@ model.safetensors with gate log_alpha, source.spm, target.spm, vocab.json) and r
    "limits": {"max_batch", "max_source_tokens", "max_target_tokens", "max_beam"},
    "sources": [[ids ending with EOS], ...],
    "searches": [{"name", "options": {"beam_size", "num_hypotheses", "length_penalty",
-                 "max_length"}, "results": [[{"ids", "score", "finished"}, ...] per source]}],
+                 "max_length", "beam_stop" (beam only: exhaustive, top-eos or outscored)},
+                 "results": [[{"ids", "score", "finished"}, ...] per source]}],
    "forced": [{"source", "target", "logits": [[vocab floats] x (len(target) + 1)]}],
    "tokenizer": [{"text", "source_ids", "target_ids", "target_text"}]}
 Every output is computed by the gated model in eval mode (gates exactly 0 or 1), which is what a
@@ -49,14 +50,24 @@ LOGIT_STD = 4.0  # std of the logits of random inputs
 EMB_IN = 2.0     # per-dimension std of a token embedding entering the first layer
 NUM_SOURCES = 56
 NUM_FORCED = 4
+# Each beam search names its stopping rule (decode.BEAM_STOPS); beam4_nbest1_* run one search
+# under each rule, so the end-to-end test also sees where the early rules change a result.
 SEARCHES = [
     {"name": "greedy", "options": {"beam_size": 1, "num_hypotheses": 1, "length_penalty": 1.0,
                                    "max_length": 32}},
     {"name": "beam4_nbest4_lp1", "options": {"beam_size": 4, "num_hypotheses": 4,
-                                             "length_penalty": 1.0, "max_length": 32}},
+                                             "length_penalty": 1.0, "max_length": 32,
+                                             "beam_stop": "exhaustive"}},
     {"name": "beam3_nbest2_lp0.6_max12", "options": {"beam_size": 3, "num_hypotheses": 2,
-                                                     "length_penalty": 0.6, "max_length": 12}},
-]
+                                                     "length_penalty": 0.6, "max_length": 12,
+                                                     "beam_stop": "exhaustive"}},
+    {"name": "beam3_nbest2_lp0.6_outscored", "options": {"beam_size": 3, "num_hypotheses": 2,
+                                                         "length_penalty": 0.6, "max_length": 32,
+                                                         "beam_stop": "outscored"}},
+] + [{"name": f"beam4_nbest1_{stop}", "options": {"beam_size": 4, "num_hypotheses": 1,
+                                                  "length_penalty": 1.0, "max_length": 32,
+                                                  "beam_stop": stop}}
+     for stop in ("exhaustive", "top-eos", "outscored")]
 MAX_BATCH = 8
 
 SOURCE_TEXT = [
@@ -267,7 +278,8 @@ def run_searches(model: MarianMTModel, sources: List[List[int]]):
                                             margins=margins)]
             else:
                 hyps = beam_search(model, batch, o["beam_size"], o["num_hypotheses"],
-                                   o["length_penalty"], o["max_length"], margins=margins)
+                                   o["length_penalty"], o["max_length"], margins=margins,
+                                   stop=o["beam_stop"])
             results.extend(hyps)
         out.append((results, margins))
     return out

@@ -5,6 +5,7 @@
 #define HEADWISE_RUNTIME_KERNELS_ATTENTION_H_
 
 #include <cstddef>
+#include <cstdint>
 
 namespace headwise::kernels {
 
@@ -30,9 +31,15 @@ void Attention(const float* q, size_t q_stride, size_t num_queries, const float*
 
 // Head h < shape.num_heads of Attention, same arguments. Heads touch disjoint columns of
 // `out`, so different heads may run on different threads, each with its own `scores`.
+//
+// `key_block` non-null: key and value j are read at k / v + key_block[j] * block_stride +
+// j * k_stride / v_stride (plus h * kv_head_stride) instead, so keys may come from different
+// blocks (a beam's cache positions shared with the beams it split from); the arithmetic is the
+// same, so the result equals that of the keys copied side by side.
 void AttentionHead(size_t h, const float* q, size_t q_stride, size_t num_queries, const float* k,
                    size_t k_stride, const float* v, size_t v_stride, size_t num_keys,
-                   const AttentionShape& shape, float* out, size_t out_stride, float* scores);
+                   const AttentionShape& shape, float* out, size_t out_stride, float* scores,
+                   const int32_t* key_block = nullptr, size_t block_stride = 0);
 
 }  // namespace headwise::kernels
 

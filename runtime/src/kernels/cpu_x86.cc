@@ -48,8 +48,8 @@ X86Features Detect() {
   if (max7 >= 1) __get_cpuid_count(7, 1, &a71, &b, &c, &d);
   f.avx2 = ymm_state && Bit(b7, 5);
   f.avx_vnni = f.avx2 && Bit(a71, 4);
-  f.avx512_vnni = zmm_state && Bit(b7, 16) /*F*/ && Bit(b7, 30) /*BW*/ && Bit(b7, 31) /*VL*/ &&
-                  Bit(c7, 11) /*VNNI*/;
+  f.avx512 = zmm_state && Bit(b7, 16) /*F*/ && Bit(b7, 30) /*BW*/ && Bit(b7, 31) /*VL*/;
+  f.avx512_vnni = f.avx512 && Bit(c7, 11) /*VNNI*/;
   f.amx_int8 = f.avx512_vnni && tile_state && Bit(d7, 24) /*AMX-TILE*/ && Bit(d7, 25) /*AMX-INT8*/ &&
                RequestTileData();
   return f;

@@ -10,7 +10,8 @@ namespace headwise::kernels {
 
 struct X86Features {
   bool avx2 = false;         // AVX2 with the OS saving ymm state
-  bool avx512_vnni = false;  // AVX-512 F, BW, VL and VNNI with the OS saving zmm state
+  bool avx512 = false;       // AVX-512 F, BW and VL with the OS saving zmm state
+  bool avx512_vnni = false;  // avx512 and AVX-512 VNNI
   bool avx_vnni = false;     // AVX-VNNI (the VEX-encoded vpdpbusd on ymm), with AVX2
   // AMX-TILE and AMX-INT8, the OS saving tile state, and this process granted the tile data
   // permission (Linux arch_prctl(ARCH_REQ_XCOMP_PERM), requested on the first call; refused

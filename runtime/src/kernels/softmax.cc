@@ -1,11 +1,13 @@
 #include "kernels/softmax.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "kernels/vec.h"
 #include "kernels/vec_exp.h"
 #include "kernels/vec_avx2.h"
+#include "kernels/vec_avx512.h"
 
 #ifdef HEADWISE_HAVE_AVX2_PATHS
 #include <immintrin.h>
@@ -48,6 +50,33 @@ HEADWISE_AVX2 float MaxAvx2(const float* x, size_t n) {
   return s;
 }
 
+// MaxAvx2's float from four independent chains (one chain waits on vmaxps' latency at every
+// step): the maximum of a set does not depend on the order it is taken in, NaN never wins in
+// either (v > m is false) and a non-zero maximum has one bit pattern. Only a maximum of zero,
+// where +0 and -0 tie and the order picks the sign, is taken again by MaxAvx2.
+HEADWISE_AVX2 float MaxAvx2Wide(const float* x, size_t n) {
+  V8 m0 = V8{} - std::numeric_limits<float>::infinity(), m1 = m0, m2 = m0, m3 = m0;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const V8 a = LoadV8(x + i), b = LoadV8(x + i + 8), c = LoadV8(x + i + 16), d = LoadV8(x + i + 24);
+    m0 = a > m0 ? a : m0;
+    m1 = b > m1 ? b : m1;
+    m2 = c > m2 ? c : m2;
+    m3 = d > m3 ? d : m3;
+  }
+  m0 = m1 > m0 ? m1 : m0;
+  m2 = m3 > m2 ? m3 : m2;
+  V8 m = m2 > m0 ? m2 : m0;
+  for (; i + 8 <= n; i += 8) {
+    const V8 v = LoadV8(x + i);
+    m = v > m ? v : m;
+  }
+  float s = -std::numeric_limits<float>::infinity();
+  for (int k = 0; k < 8; ++k) s = m[k] > s ? m[k] : s;
+  for (; i < n; ++i) s = x[i] > s ? x[i] : s;
+  return s == 0.0f ? MaxAvx2(x, n) : s;
+}
+
 HEADWISE_AVX2 void ExpInPlaceAvx2(float* x, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) StoreV8(x + i, ExpV8(LoadV8(x + i)));
@@ -69,9 +98,16 @@ HEADWISE_AVX2 void SoftmaxInPlaceAvx2(float* x, size_t n, float m) {
     acc += e;
   }
   float sum = SumV4(acc);
-  for (; i < n; ++i) {
-    x[i] = ExpScalar(x[i] - m);
-    sum += x[i];
+  if (i < n) {
+    // The last n % 4 exps in one vector (ExpScalar is lane 0 of the same ExpV4, and 0 + v is v
+    // but for -0, whose exp is exp(+0)), summed one by one as before.
+    V4 t = V4{} - m;
+    for (size_t k = 0; i + k < n; ++k) t[k] = x[i + k] - m;
+    const V4 e = ExpV4(t);
+    for (size_t k = 0; i < n; ++i, ++k) {
+      x[i] = e[k];
+      sum += x[i];
+    }
   }
   const float inv = 1.0f / sum;
   const V8 vinv = V8{} + inv;
@@ -110,9 +146,10 @@ HEADWISE_AVX2 size_t FirstScoreAboveAvx2(const float* x, size_t from, size_t n, 
   return n;
 }
 
-HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) {
-  V8 acc = {};
-  size_t i = 0;
+// The portable sum from element i on, with acc holding the 8 lanes of the elements before i
+// (i a multiple of 8): SumExpAvx512 hands its rest of the row here.
+__attribute__((noinline)) HEADWISE_AVX2 float SumExpAvx2From(const float* x, size_t n, float m, size_t i,
+                                                             V8 acc) {
   for (; i + 8 <= n; i += 8) acc += ExpV8(LoadV8(x + i) - m);
   V4 acc0 = LowV4(acc);
   const V4 acc1 = HighV4(acc);
@@ -120,6 +157,26 @@ HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) {
   float sum = SumV4(acc0 + acc1);
   for (; i < n; ++i) sum += ExpScalar(x[i] - m);
   return sum;
+}
+
+HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) { return SumExpAvx2From(x, n, m, 0, V8{}); }
+#endif
+
+#ifdef HEADWISE_HAVE_AVX512_PATHS
+// 16 values at a time into the AVX2 loop's 8 accumulator lanes (lane k of acc sums elements
+// 8j + k in order: the low half of a block, then its high half), so the sum is SumExpAvx2's.
+HEADWISE_AVX512 float SumExpAvx512(const float* x, size_t n, float m) {
+  const __m512 vm = _mm512_set1_ps(m);
+  __m256 acc = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 e = ExpV16(avx512::Sub(_mm512_loadu_ps(x + i), vm));
+    acc = _mm256_add_ps(acc, _mm512_castps512_ps256(e));
+    acc = _mm256_add_ps(acc, avx512::High8(e));
+  }
+  V8 lanes;
+  std::memcpy(&lanes, &acc, sizeof lanes);
+  return SumExpAvx2From(x, n, m, i, lanes);
 }
 #endif
 
@@ -178,7 +235,10 @@ void SoftmaxInPlace(float* x, size_t n) {
 LogSoftmaxNorm LogSoftmaxNormalizer(const float* x, size_t n) {
 #ifdef HEADWISE_HAVE_AVX2_PATHS
   if (CpuHasAvx2Fma()) {
-    const float mx = MaxAvx2(x, n);
+    const float mx = MaxAvx2Wide(x, n);
+#ifdef HEADWISE_HAVE_AVX512_PATHS
+    if (CpuHasAvx512()) return {mx, std::log(SumExpAvx512(x, n, mx))};
+#endif
     return {mx, std::log(SumExpAvx2(x, n, mx))};
   }
 #endif

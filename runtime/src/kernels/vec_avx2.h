@@ -12,6 +12,8 @@
 #if defined(__x86_64__) || defined(__i386__)
 #define HEADWISE_HAVE_AVX2_PATHS 1
 
+#include "kernels/x86_intrinsics.h"
+
 #include <cstdint>
 #include <cstring>
 
@@ -39,17 +41,18 @@ HEADWISE_AVX2 inline void StoreV8(float* p, V8 v) { std::memcpy(p, &v, sizeof v)
 HEADWISE_AVX2 inline V4 LowV4(V8 v) { return V4{v[0], v[1], v[2], v[3]}; }
 HEADWISE_AVX2 inline V4 HighV4(V8 v) { return V4{v[4], v[5], v[6], v[7]}; }
 
-// vec_exp.h's ExpV4, operation for operation.
+// vec_exp.h's ExpV4: the same floats from fewer instructions. The clamps are minps / maxps with
+// the constant first (x > 88 ? 88 : x is min(88, x), NaN included: both return x), floor(fx)
+// is one roundps where ExpV4 truncates and corrects (the same integer for |fx| < 2^31; the
+// clamp keeps fx within [-126, 128]), and the underflow lanes are cleared with andnps; every
+// arithmetic operation is ExpV4's, in its order.
 HEADWISE_AVX2 inline V8 ExpV8(V8 x) {
-  const V8i underflow = x < -87.33654475f;
-  x = x > 88.0f ? V8{} + 88.0f : x;
-  x = x < -87.33654475f ? V8{} - 87.33654475f : x;
+  const __m256 lo = _mm256_set1_ps(-87.33654475f);
+  const __m256 underflow = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+  x = _mm256_max_ps(lo, _mm256_min_ps(_mm256_set1_ps(88.0f), x));
   const V8 fx = x * 1.44269504088896341f + 0.5f;
-  V8i n = __builtin_convertvector(fx, V8i);
-  V8 fn = __builtin_convertvector(n, V8);
-  const V8i too_big = fn > fx;
-  n += too_big;
-  fn = __builtin_convertvector(n, V8);
+  const V8 fn = _mm256_floor_ps(fx);
+  const V8i n = __builtin_convertvector(fn, V8i);  // exact: fn is an integer
   V8 r = x - fn * 0.693359375f;
   r = r - fn * -2.12194440e-4f;
   const V8 z = r * r;
@@ -63,7 +66,7 @@ HEADWISE_AVX2 inline V8 ExpV8(V8 x) {
   V8 scale;
   __builtin_memcpy(&scale, &bits, sizeof scale);
   const V8 result = y * scale;
-  return underflow ? V8{} : result;
+  return _mm256_andnot_ps(underflow, result);
 }
 
 }  // namespace headwise::kernels

@@ -28,8 +28,10 @@ def decode_max_len(model: MarianMTModel, src_len: int, a: float = 1.5, b: int = 
 
 
 def translate_ids(model: MarianMTModel, sources: Sequence[Sequence[int]], beam: int = 1,
-                  batch_size: int = 64, length_penalty: float = 1.0) -> List[List[int]]:
-    """Target ids (without start and EOS) per source, in the input order."""
+                  batch_size: int = 64, length_penalty: float = 1.0,
+                  beam_stop: Optional[str] = None) -> List[List[int]]:
+    """Target ids (without start and EOS) per source, in the input order; `beam_stop` is the
+    beam search's stopping rule (decode.BEAM_STOPS; None = decode.DEFAULT_BEAM_STOP)."""
     from ..model import decode
     out: List[Optional[List[int]]] = [None] * len(sources)
     for chunk in length_sorted_chunks([len(s) for s in sources], batch_size):
@@ -38,8 +40,9 @@ def translate_ids(model: MarianMTModel, sources: Sequence[Sequence[int]], beam: 
         if beam <= 1:
             hyps = decode.greedy(model, batch, max_len, length_penalty)
         else:
-            hyps = [h[0] for h in decode.beam_search(model, batch, beam, 1, length_penalty,
-                                                     max_len)]
+            hyps = [h[0] for h in decode.beam_search(
+                model, batch, beam, 1, length_penalty, max_len,
+                stop=beam_stop or decode.DEFAULT_BEAM_STOP)]
         for i, h in zip(chunk, hyps):
             out[i] = list(h.ids)
     return out  # type: ignore[return-value]
@@ -107,13 +110,14 @@ def run_evaluate(args, log=print) -> dict:
     n = min(args.limit, len(split.src)) if args.limit else len(split.src)
     t0 = time.time()
     ids = translate_ids(model, split.src[:n], beam=args.beam, batch_size=args.batch_size,
-                        length_penalty=args.length_penalty)
+                        length_penalty=args.length_penalty, beam_stop=args.beam_stop)
     seconds = time.time() - t0
     hyps = [vocab.decode_target(x) for x in ids]
     bleu = corpus_bleu(hyps, split.tgt_text[:n])
     chrf = corpus_chrf(hyps, split.tgt_text[:n])
     result = {"model": what, "split": args.split, "sentences": n,
               "search": "greedy" if args.beam <= 1 else f"beam {args.beam}",
+              "beam_stop": None if args.beam <= 1 else args.beam_stop,
               "gates": ("ignored" if args.no_gates else "test-time") if gated else "none",
               "gated_blocks": len(gated), "masked": {k: [i for i, v in enumerate(m) if v == 0]
                                                      for k, m in masks.items()},

@@ -18,10 +18,11 @@ def max_len_for(positions: int, src_len: int, a: float = 1.5, b: int = 10) -> in
 
 def translate_hwm(path: str, texts: Sequence[str], sources: Optional[Sequence[Sequence[int]]],
                   use_ids: bool, beam: int, length_penalty: float, batch_size: int,
-                  threads: int):
+                  threads: int, beam_stop: Optional[str] = None):
     """Translates `texts` with the runtime (or, with `use_ids`, the trainer-encoded `sources`,
     EOS included) in the PyTorch evaluation's length-sorted chunks of `batch_size` with its
-    per-chunk maximum length; chunks are formed from the lengths of `sources` when given (as
+    per-chunk maximum length and the beam stopping rule `beam_stop` (None: the runtime's
+    default); chunks are formed from the lengths of `sources` when given (as
     PyTorch forms them), else of the runtime's own encoding. Returns (hypotheses, failed
     [(line, error)], seconds, model, agreement): agreement counts lines whose runtime source
     ids equal `sources` (None without them or without a tokenizer)."""
@@ -46,7 +47,8 @@ def translate_hwm(path: str, texts: Sequence[str], sources: Optional[Sequence[Se
     t0 = time.time()
     for chunk in length_sorted_chunks(lengths, batch_size):
         options = dict(beam_size=max(1, beam), length_penalty=length_penalty,
-                       max_length=max_len_for(positions, max(lengths[i] for i in chunk)))
+                       max_length=max_len_for(positions, max(lengths[i] for i in chunk)),
+                       beam_stop=beam_stop)
         if use_ids:
             results = translator.translate_ids([ids[i] for i in chunk], **options)
         else:
@@ -71,12 +73,13 @@ def evaluate_hwm(args, texts: Sequence[str], refs: Sequence[str],
     of the texts, when a vocabulary is at hand (needed for --hwm-input ids)."""
     hyps, failed, seconds, model, agreement = translate_hwm(
         args.hwm, texts, sources, args.hwm_input == "ids", args.beam, args.length_penalty,
-        args.batch_size, args.threads)
+        args.batch_size, args.threads, args.beam_stop)
     for line, error in failed[:5]:
         log(f"evaluate --hwm: line {line + 1} failed: {error}")
     bleu = corpus_bleu(hyps, refs)
     result = {"model": describe(model), "split": split, "sentences": len(texts),
               "search": "greedy" if args.beam <= 1 else f"beam {args.beam}",
+              "beam_stop": None if args.beam <= 1 else args.beam_stop,
               "input": args.hwm_input, "failed_lines": len(failed),
               "bleu": round(bleu.score, 2), "bleu_detail": str(bleu),
               "chrf": round(corpus_chrf(hyps, refs), 2),

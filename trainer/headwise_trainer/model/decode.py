@@ -14,9 +14,15 @@ Rules (include/headwise/headwise.hpp, made precise here):
     2 * beam candidates in that order: an EOS candidate becomes a finished hypothesis (every EOS
     candidate met before the walk stops is kept, so more than beam_size may finish), any other
     token becomes the next live beam (in walk order), until beam_size beams continue.
-    After the step: if at least beam_size hypotheses have finished, the search ends and the live
-    beams are dropped; otherwise, if max_len tokens have been generated, the live beams become
-    unfinished hypotheses (finished=False) and the search ends.
+    After the step: if at least beam_size hypotheses have finished, or the stopping rule
+    ``stop`` says so, the search ends and the live beams are dropped; otherwise, if max_len
+    tokens have been generated, the live beams become unfinished hypotheses (finished=False)
+    and the search ends. ``stop`` (BEAM_STOPS; the runtime's SearchOptions::beam_stop) applies
+    once at least num_hypotheses hypotheses have finished (this step's included):
+      "exhaustive": never;
+      "top-eos": the walk's first candidate (the step's best) was EOS;
+      "outscored": the num_hypotheses-th best score among the finished hypotheses is >=
+        normalized_score(raw score of the first continuing beam, step + 1).
     All hypotheses are sorted by score, best first (a stable sort: ties keep the order in which
     they were made, finished ones first in step order, then the unfinished in beam order), and
     the first num_hypotheses are returned.
@@ -26,7 +32,9 @@ With beam_size 1 the beam rules give exactly greedy.
 ``margins`` (optional list) receives, per sentence, the smallest score gap any decision of the
 search depended on (greedy: best minus second log-probability; beam: consecutive gaps among the
 walked candidates plus the first one not walked, and among the num_hypotheses + 1 best final
-scores). Test data generators use it to avoid near-ties that float rounding could flip.
+scores; with stop "outscored" also the difference of the two scores the rule compares, at every
+step it is checked). Test data generators use it to avoid near-ties that float rounding could
+flip.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
+from .beam_stop import BEAM_STOPS, DEFAULT_BEAM_STOP
 from .marian import MarianMTModel
 
 
@@ -165,7 +174,8 @@ class _Beam:
 def _walk(flat: torch.Tensor, beams: List[_Beam], vocab: int, eos: int, beam_size: int,
           length_penalty: float, step: int, finished: List[Hypothesis]):
     """One sentence's beam step over its candidate scores ``flat`` [nb * vocab]. Returns the
-    continuing (parent index, token, raw score) and the smallest gap among walked candidates."""
+    continuing (parent index, token, raw score), the smallest gap among walked candidates and
+    whether the first walked candidate was EOS."""
     order = torch.sort(flat, descending=True, stable=True)
     values, indices = order.values[:2 * beam_size], order.indices[:2 * beam_size]
     continuing = []
@@ -183,16 +193,32 @@ def _walk(flat: torch.Tensor, beams: List[_Beam], vocab: int, eos: int, beam_siz
                 break
     considered = order.values[:walked + 1]
     gap = float((considered[:-1] - considered[1:]).min()) if considered.numel() > 1 else float("inf")
-    return continuing, gap
+    return continuing, gap, int(indices[0]) % vocab == eos
+
+
+def _stops_early(stop: str, finished: List[Hypothesis], num_hypotheses: int, top_eos: bool,
+                 continuing, step: int, length_penalty: float) -> Tuple[bool, float]:
+    """The rule ``stop`` after a step's walk: (whether it ends the search, the score gap its
+    decision depended on, inf when it compared no scores)."""
+    if len(finished) < num_hypotheses or stop == "exhaustive":
+        return False, float("inf")
+    if stop == "top-eos":
+        return top_eos, float("inf")
+    nth = sorted((h.score for h in finished), reverse=True)[num_hypotheses - 1]
+    live = normalized_score(float(continuing[0][2]), step + 1, length_penalty)
+    return nth >= live, abs(nth - live)
 
 
 def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: int,
                 num_hypotheses: int, length_penalty: float, max_len: int,
-                margins: Optional[List[float]] = None) -> List[List[Hypothesis]]:
+                margins: Optional[List[float]] = None,
+                stop: str = DEFAULT_BEAM_STOP) -> List[List[Hypothesis]]:
     """num_hypotheses hypotheses per source, best first (see the module rules)."""
     if beam < 1 or not 1 <= num_hypotheses <= beam:
         raise ValueError(f"need beam >= 1 and 1 <= num_hypotheses <= beam, found beam {beam}, "
                          f"num_hypotheses {num_hypotheses}")
+    if stop not in BEAM_STOPS:
+        raise ValueError(f"stop must be one of {', '.join(BEAM_STOPS)}, found {stop!r}")
     _check_max_len(model, max_len)
     cfg = model.config
     vocab, eos = cfg.vocab_size, cfg.eos_token_id
@@ -219,11 +245,16 @@ def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: in
                 nb = len(beams)
                 raws = torch.stack([b.raw for b in beams])
                 flat = (raws[:, None] + logp[row:row + nb]).reshape(-1)
-                continuing, gap = _walk(flat, beams, vocab, eos, beam, length_penalty, step,
-                                        finished[s])
+                continuing, gap, top_eos = _walk(flat, beams, vocab, eos, beam, length_penalty,
+                                                 step, finished[s])
                 gaps[s] = min(gaps[s], gap)
                 new_beams = [_Beam(beams[b].tokens + [v], value) for b, v, value in continuing]
-                if len(finished[s]) >= beam:
+                early = False
+                if len(finished[s]) < beam and continuing:
+                    early, gap = _stops_early(stop, finished[s], num_hypotheses, top_eos,
+                                              continuing, step, length_penalty)
+                    gaps[s] = min(gaps[s], gap)
+                if len(finished[s]) >= beam or early:
                     results[s] = finished[s]
                 elif step == max_len - 1:
                     results[s] = finished[s] + [

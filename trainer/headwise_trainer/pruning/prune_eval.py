@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import torch
 
@@ -65,9 +65,11 @@ def variant_layouts(model: MarianMTModel, specs: Sequence[str],
 
 
 def evaluate_layout(model: MarianMTModel, layout, sources, references, vocab: Vocab,
-                    beam: int, batch_size: int, length_penalty: float, masks=None) -> dict:
+                    beam: int, batch_size: int, length_penalty: float, masks=None,
+                    beam_stop: Optional[str] = None) -> dict:
     """Scores of ``model`` with its gates replaced by the 0/1 mask of ``layout`` (or by
-    ``masks``, per-head multipliers, when given)."""
+    ``masks``, per-head multipliers, when given); ``beam_stop`` is the beam search's stopping
+    rule (None: decode's default)."""
     masks = mask_from_layout(model, layout) if masks is None else masks
     saved = {name: attn.head_gate for name, _, _, attn in model.attention_blocks()}
     try:
@@ -76,7 +78,7 @@ def evaluate_layout(model: MarianMTModel, layout, sources, references, vocab: Vo
         with head_masks(model, masks):
             t0 = time.time()
             ids = translate_ids(model, sources, beam=beam, batch_size=batch_size,
-                                length_penalty=length_penalty)
+                                length_penalty=length_penalty, beam_stop=beam_stop)
             seconds = time.time() - t0
     finally:
         for name, _, _, attn in model.attention_blocks():
@@ -101,7 +103,8 @@ def run_prune_eval(args, log=print) -> dict:
     n = min(args.limit, len(split.src)) if args.limit else len(split.src)
     result = {"model": start.description, "split": args.split, "sentences": n,
               "search": "greedy" if args.beam <= 1 else f"beam {args.beam}",
-              "length_penalty": args.length_penalty, "variants": []}
+              "length_penalty": args.length_penalty,
+              "beam_stop": None if args.beam <= 1 else args.beam_stop, "variants": []}
     runs = [(model, name, layout) for name, layout in variants]
     masks = {"gated": gate_masks(model)}
     if args.baseline:
@@ -116,7 +119,8 @@ def run_prune_eval(args, log=print) -> dict:
     for model, name, layout in runs:
         scores = evaluate_layout(model, layout, split.src[:n], split.tgt_text[:n], vocab,
                                  args.beam, args.batch_size, args.length_penalty,
-                                 masks.get(name) if name == "gated" else None)
+                                 masks.get(name) if name == "gated" else None,
+                                 args.beam_stop)
         hyps = scores.pop("hyps")
         if args.hyps_dir:
             os.makedirs(args.hyps_dir, exist_ok=True)

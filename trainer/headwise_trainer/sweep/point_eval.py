@@ -3,7 +3,8 @@ head layout (its test-time gates, or one given), on one corpus split, as a JSON 
 made it: heads kept per kind and layer, training steps and seconds, data size and machine.
 
 Every point is scored with each search of ``searches`` ("greedy", "beam4": beam 4, length
-penalty 1.0): the record's "searches" holds BLEU/chrF per search and "segment_stats" the
+penalty 1.0, the exhaustive stopping rule, as every record before the rule became an option
+was scored): the record's "searches" holds BLEU/chrF per search and "segment_stats" the
 per-sentence BLEU statistics (metrics.bleu_segment_stats) from which the report computes the
 paired bootstrap intervals against the control; "bleu"/"chrf" at the top are greedy's. A gated
 model is scored with its test-time gate values (gates.gate_masks; the gate rule and the gates
@@ -84,6 +85,7 @@ def write_json(path: str, record: dict) -> None:
 
 
 SEARCHES = {"greedy": 1, "beam4": 4}
+BEAM_STOP = "exhaustive"  # the records' beam search (module docstring)
 
 
 def parse_searches(text: str) -> List[str]:
@@ -148,7 +150,7 @@ def evaluate_point(model_path: str, data: str, out_json: str, *, vocab: Optional
     results, segments = {}, {}
     for search in searches:
         scores = evaluate_layout(model, layout, corpus.src[:n], refs, voc, SEARCHES[search], 64,
-                                 1.0, masks)
+                                 1.0, masks, beam_stop=BEAM_STOP)
         segments[search] = bleu_segment_stats(scores.pop("hyps"), refs)
         results[search] = scores
     first = results[searches[0]]
