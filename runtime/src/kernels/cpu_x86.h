@@ -10,6 +10,9 @@ namespace headwise::kernels {
 
 struct X86Features {
   bool avx2 = false;         // AVX2 with the OS saving ymm state
+  bool fma = false;          // FMA (the VEX-encoded fused multiply-adds), with the ymm state
+  bool f16c = false;         // F16C (vcvtph2ps / vcvtps2ph), with the ymm state
+  bool avx512f = false;      // AVX-512 F with the OS saving zmm state
   bool avx512_vnni = false;  // AVX-512 F, BW, VL and VNNI with the OS saving zmm state
   bool avx_vnni = false;     // AVX-VNNI (the VEX-encoded vpdpbusd on ymm), with AVX2
   // AMX-TILE and AMX-INT8, the OS saving tile state, and this process granted the tile data
