@@ -3,17 +3,24 @@
 // output channels, the dispatched kernel must give the reference loop's exact floats (same
 // summation order), a row's result must not depend on the other rows of the call, F16 weights
 // must give what their F32 widening gives, and the result must be close to the product in
-// double precision.
+// double precision. Every family this CPU runs (AVX-512, AVX2) must give the reference's exact
+// floats too, for 1-40 rows (every tail of the 12-row and 4-row tiles and of the pairs), inputs
+// in one and several 512-wide segments with an 8-float tail, and channel counts that leave
+// tails of the 4- and 8-channel tiles.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "common/half.h"
 #include "kernels/f32_gemm.h"
+#include "kernels/f32_gemm_kernel.h"
 
 namespace headwise {
 namespace {
@@ -147,6 +154,73 @@ INSTANTIATE_TEST_SUITE_P(Shapes, F32GemmTest,
                                            GemmCase{7, 1024, 50}, GemmCase{9, 40, 26},
                                            GemmCase{20, 64, 300}, GemmCase{1, 8, 8},
                                            GemmCase{2, 1, 3}));
+
+// Every family compiled in and available here, the portable loop included.
+std::vector<kernels::F32GemmKernel> AvailableFamilies() {
+  size_t count = 0;
+  const kernels::F32GemmKernel* all = kernels::F32GemmKernels(&count);
+  std::vector<kernels::F32GemmKernel> out;
+  for (size_t i = 0; i < count; ++i) {
+    if (all[i].available()) out.push_back(all[i]);
+  }
+  return out;
+}
+
+TEST(F32GemmFamilies, TheDispatchedFamilyIsTheFirstAvailable) {
+  const std::vector<kernels::F32GemmKernel> families = AvailableFamilies();
+  ASSERT_FALSE(families.empty());
+  EXPECT_STREQ(families.back().name, "portable");
+  if (std::getenv("HEADWISE_F32_GEMM_KERNEL") == nullptr) {
+    EXPECT_EQ(std::string("f32-gemm-") + families.front().name, kernels::F32GemmKernelName());
+  }
+  EXPECT_EQ(kernels::HaveFastF32Gemm(), families.size() > 1);
+  std::printf("f32 gemm families here:");
+  for (const auto& f : families) std::printf(" %s", f.name);
+  std::printf("\n");
+}
+
+// k: one segment with no tail, one with a tail, two segments (the second short) with a tail,
+// three segments; n: tails of 4 and 8 channels, less than one tile.
+TEST(F32GemmFamilies, EveryFamilyGivesTheReferenceFloatsForOneToFortyRows) {
+  const GemmCase shapes[] = {{40, 64, 29}, {40, 37, 13}, {40, 1030, 21}, {40, 1536, 10},
+                             {40, 8, 3}};
+  for (const kernels::F32GemmKernel& family : AvailableFamilies()) {
+    SCOPED_TRACE(family.name);
+    for (const GemmCase& shape : shapes) {
+      const Problem p(shape, 11);
+      for (bool f16 : {false, true}) {
+        for (size_t rows = 1; rows <= shape.rows; ++rows) {
+          SCOPED_TRACE(::testing::Message() << (f16 ? "F16" : "F32") << " rows " << rows << " k "
+                                            << shape.k << " n " << shape.n);
+          std::vector<float> got = p.Output(), want = p.Output();
+          kernels::F32GemmArgs g = p.Args(f16, got.data()), w = p.Args(f16, want.data());
+          g.rows = w.rows = rows;
+          // Two ranges, the cut not a multiple of any tile.
+          family.gemm(g, 0, shape.n / 2 + 1);
+          family.gemm(g, shape.n / 2 + 1, shape.n);
+          kernels::F32GemmReference(w, 0, shape.n);
+          ASSERT_EQ(got, want);  // guards between rows included
+        }
+      }
+    }
+  }
+}
+
+TEST(F32GemmFamilies, EveryFamilyClampsAsTheReference) {
+  const Problem p(GemmCase{13, 512, 24}, 12);
+  for (const kernels::F32GemmKernel& family : AvailableFamilies()) {
+    SCOPED_TRACE(family.name);
+    for (bool f16 : {false, true}) {
+      std::vector<float> got = p.Output(), want = p.Output();
+      kernels::F32GemmArgs g = p.Args(f16, got.data()), w = p.Args(f16, want.data());
+      g.out_min = w.out_min = -0.5f;
+      g.out_max = w.out_max = 0.75f;
+      family.gemm(g, 0, p.c.n);
+      kernels::F32GemmReference(w, 0, p.c.n);
+      ASSERT_EQ(got, want);
+    }
+  }
+}
 
 }  // namespace
 }  // namespace headwise

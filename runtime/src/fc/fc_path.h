@@ -5,7 +5,8 @@
 //   fc_f16.cc       all parts F16 and an f16 scratch: input narrowed to F16, XNNPACK's f16
 //                   fully-connected, output widened back; "fp16: xnnpack"
 //   fc_f32_gemm.cc  F32 / F16 parts read in place, kernels/f32_gemm.h (x86 with AVX2, FMA,
-//                   F16C); "fp32: f32-gemm-avx2"
+//                   F16C; the AVX-512 family where the CPU has it); "fp32: f32-gemm-avx512",
+//                   "fp32: f32-gemm-avx2"
 //   fc_xnn_f32.cc   anything else: XNNPACK f32, F16 / I8 parts widened; "fp32: xnnpack"
 //   fc_f32_gemv.cc  one row of F32 parts read in place, kernels/f32_gemv.h; "fp32: f32-gemv-avx2"
 //

@@ -99,7 +99,8 @@ class FullyConnected {
   Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const;
 
   // The kernel path that `rows` rows run, "<arithmetic>: <kernel>", e.g. "int8: avx2",
-  // "fp32: xnnpack", "fp32: f32-gemm-avx2", "fp32: f32-gemv-avx2", "fp16: xnnpack"; "none"
+  // "fp32: xnnpack", "fp32: f32-gemm-avx512", "fp32: f32-gemm-avx2", "fp32: f32-gemv-avx2",
+  // "fp16: xnnpack"; "none"
   // when not created.
   std::string KernelName(size_t rows) const;
 

@@ -38,6 +38,7 @@ X86Features Detect() {
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
   const bool osxsave = Bit(c, 27), avx = Bit(c, 28);
+  const bool fma = Bit(c, 12), f16c = Bit(c, 29);  // leaf 1 ecx (c is reused for leaf 7.1)
   if (!osxsave || !avx) return f;
   const uint64_t xcr0 = Xcr0();
   const bool ymm_state = (xcr0 & 0x6) == 0x6;          // SSE + AVX
@@ -47,6 +48,9 @@ X86Features Detect() {
   if (!__get_cpuid_count(7, 0, &max7, &b7, &c7, &d7)) return f;
   if (max7 >= 1) __get_cpuid_count(7, 1, &a71, &b, &c, &d);
   f.avx2 = ymm_state && Bit(b7, 5);
+  f.fma = ymm_state && fma;
+  f.f16c = ymm_state && f16c;
+  f.avx512f = zmm_state && Bit(b7, 16);
   f.avx_vnni = f.avx2 && Bit(a71, 4);
   f.avx512 = zmm_state && Bit(b7, 16) /*F*/ && Bit(b7, 30) /*BW*/ && Bit(b7, 31) /*VL*/;
   f.avx512_vnni = f.avx512 && Bit(c7, 11) /*VNNI*/;

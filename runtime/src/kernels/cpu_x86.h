@@ -10,6 +10,9 @@ namespace headwise::kernels {
 
 struct X86Features {
   bool avx2 = false;         // AVX2 with the OS saving ymm state
+  bool fma = false;          // FMA (the VEX-encoded fused multiply-adds), with the ymm state
+  bool f16c = false;         // F16C (vcvtph2ps / vcvtps2ph), with the ymm state
+  bool avx512f = false;      // AVX-512 F with the OS saving zmm state
   bool avx512 = false;       // AVX-512 F, BW and VL with the OS saving zmm state
   bool avx512_vnni = false;  // avx512 and AVX-512 VNNI
   bool avx_vnni = false;     // AVX-VNNI (the VEX-encoded vpdpbusd on ymm), with AVX2
