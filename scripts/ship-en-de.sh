@@ -15,7 +15,9 @@
 # card (the demo sentences through the runtime, then the model card's generated tables:
 # `headwise-train model-card`).
 # Environment (defaults below): RUN, CORPUS, VOCAB, WORK, THREADS, DEVICE, AVG, LAMBDA,
-# PRUNE_STEPS, PRUNE_ARGS (more `prune` options), ANALYZE_SENTENCES, EVAL_LIMIT (first N test
+# PRUNE_STEPS, PRUNE_ARGS (more `prune` options), PRUNE_EVAL_VARIANTS (default full,gated),
+# PRUNE_EVAL_BEAM4_BASELINE (0: beam 4 scores only the pruned variants; the base's beam-4 score
+# is the eval stage's), ANALYZE_SENTENCES, EVAL_LIMIT (first N test
 # sentences only, for a dry run; 0 = all), MODELS (default models/en-de).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -33,6 +35,8 @@ PRUNE_STEPS=${PRUNE_STEPS:-2000}
 ANALYZE_SENTENCES=${ANALYZE_SENTENCES:-500}
 EVAL_LIMIT=${EVAL_LIMIT:-0}
 PRUNE_ARGS=${PRUNE_ARGS:-}
+PRUNE_EVAL_VARIANTS=${PRUNE_EVAL_VARIANTS:-full,gated}
+PRUNE_EVAL_BEAM4_BASELINE=${PRUNE_EVAL_BEAM4_BASELINE:-1}
 MODELS=${MODELS:-models/en-de}
 
 train() { /usr/bin/python3 trainer/headwise-train "$@"; }
@@ -71,9 +75,12 @@ stage_prune() {
   fi
   for beam in 1 4; do
     local name=pruning-eval.json; [[ $beam == 4 ]] && name=pruning-eval-beam4.json
-    train prune-eval --model "$WORK/checkpoint" --baseline "$WORK/base-checkpoint" \
+    local baseline=(--baseline "$WORK/base-checkpoint")
+    [[ $beam == 4 && $PRUNE_EVAL_BEAM4_BASELINE == 0 ]] && baseline=()
+    train prune-eval --model "$WORK/checkpoint" "${baseline[@]}" \
       --pruning-run "$WORK/prune" --data "$CORPUS" --vocab "$VOCAB" --split test \
-      --beam "$beam" --threads "$THREADS" --limit "$EVAL_LIMIT" --json "$MODELS/$name"
+      --beam "$beam" --threads "$THREADS" --limit "$EVAL_LIMIT" --variants "$PRUNE_EVAL_VARIANTS" \
+      --json "$MODELS/$name"
   done
 }
 
