@@ -117,10 +117,11 @@ def test_no_import_circle():
 
 
 def test_one_dynamic_import():
-    # cli_support.lazy is the dispatch; runtime_module imports the separately built `headwise`.
+    # cli_support.lazy is the dispatch; runtime_module imports the separately built `headwise`;
+    # the package itself resolves its stable names on first use (PEP 562 __getattr__).
     users = sorted(m for m, p in MODULES.items()
                    if "importlib" in open(p, encoding="utf-8").read())
-    assert users == ["headwise_trainer.cli_support",
+    assert users == ["headwise_trainer", "headwise_trainer.cli_support",
                      "headwise_trainer.evaluation.runtime_module"]
 
 
@@ -198,6 +199,9 @@ def top_level_names(module: str):
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    if module == "headwise_trainer":  # the package's lazy exports (its _EXPORTS table)
+        import headwise_trainer
+        names.update(headwise_trainer._EXPORTS)
     return names
 
 
@@ -253,3 +257,26 @@ def test_every_name_imported_from_the_trainer_exists():
                         if f"{node.module}.{a.name}" not in MODULES and a.name not in names:
                             missing.append(f"{where}: {node.module}.{a.name}")
     assert seen > 100 and missing == []
+
+
+def test_runtime_side_modules_do_not_load_torch():
+    """bench/bleu.py and the headwise worker of bench/compare_pytorch.py import these to run the
+    runtime; loading torch there would put ~230 MiB into the runtime's measured peak RSS."""
+    import subprocess
+    code = ("import sys; sys.path.insert(0, sys.argv[1]);"
+            "import headwise_trainer.evaluation.runtime_module, headwise_trainer.evaluation.metrics;"
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, TRAINER], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "False"
+
+
+def test_stable_names_resolve_lazily():
+    import headwise_trainer
+    from headwise_trainer.model.gates import strip_heads
+    assert headwise_trainer.strip_heads is strip_heads
+    for name in headwise_trainer.__all__:
+        assert getattr(headwise_trainer, name) is not None, name
+    assert set(headwise_trainer.__all__) <= set(dir(headwise_trainer))
+    with pytest.raises(AttributeError):
+        headwise_trainer.no_such_name  # noqa: B018

@@ -24,19 +24,37 @@ Stable interface used by the rest of the project:
     safetensors_io.read_file / write_file            model/safetensors_io.py
 """
 
-from .model.checkpoint import CheckpointError, export_checkpoint, load_checkpoint, read_vocab
-from .model.config import MarianConfig
-from .model.decode import Hypothesis, beam_search, forced_logits, greedy
-from .model.gates import (HeadGate, attach_gates, expected_l0, expected_l0_per_block, gate_values,
-                    head_layout, head_masks, layout_summary, mask_from_layout, set_head_masks,
-                    strip_heads)
-from .model.marian import DecoderState, MarianMTModel
-from .model.safetensors_io import SafetensorsError
+# The names below are imported on first use (PEP 562), so that importing a submodule that needs
+# no PyTorch (evaluation.metrics, evaluation.runtime_module, paths: what bench/bleu.py and the
+# headwise worker of bench/compare_pytorch.py use) does not load torch, whose ~230 MiB would
+# otherwise count in the runtime's measured peak RSS.
+_EXPORTS = {
+    "CheckpointError": "model.checkpoint", "export_checkpoint": "model.checkpoint",
+    "load_checkpoint": "model.checkpoint", "read_vocab": "model.checkpoint",
+    "MarianConfig": "model.config",
+    "Hypothesis": "model.decode", "beam_search": "model.decode", "forced_logits": "model.decode",
+    "greedy": "model.decode",
+    "HeadGate": "model.gates", "attach_gates": "model.gates", "expected_l0": "model.gates",
+    "expected_l0_per_block": "model.gates", "gate_values": "model.gates",
+    "head_layout": "model.gates", "head_masks": "model.gates", "layout_summary": "model.gates",
+    "mask_from_layout": "model.gates", "set_head_masks": "model.gates",
+    "strip_heads": "model.gates",
+    "DecoderState": "model.marian", "MarianMTModel": "model.marian",
+    "SafetensorsError": "model.safetensors_io",
+}
 
-__all__ = [
-    "CheckpointError", "DecoderState", "HeadGate", "Hypothesis", "MarianConfig", "MarianMTModel",
-    "SafetensorsError", "attach_gates", "beam_search", "expected_l0", "expected_l0_per_block",
-    "export_checkpoint", "forced_logits", "gate_values", "greedy", "head_layout", "head_masks",
-    "layout_summary", "load_checkpoint", "mask_from_layout", "read_vocab", "set_head_masks",
-    "strip_heads",
-]
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))
