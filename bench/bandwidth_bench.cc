@@ -11,10 +11,12 @@
 // is the share of the attainable bandwidth the decode step reaches (1 = as fast as reading the
 // weights and doing nothing else).
 //
-// model/threads/SIZE/weights:W/batch:B: the same translation (encode 20 tokens, greedy 64) on a
-// one-thread and on a two-thread Translator in turn within each iteration, wall time;
-// counters ms_1_thread, ms_2_threads and speedup_2_threads (ms_1 / ms_2). Only meaningful on a
-// machine with two otherwise idle cores.
+// model/threads/SIZE/weights:W/batch:B/wait:yield|spin: the same translation (encode 20 tokens,
+// greedy 64) on a one-thread and on a two-thread Translator in turn within each iteration, wall
+// time; the two-thread one's workers yield (the default) or spin (WorkerWait). Counters
+// ms_1_thread, ms_2_threads and speedup_2_threads (ms_1 / ms_2). Only meaningful on a machine
+// with two otherwise idle cores. Each wait is its own benchmark: spinning workers keep spinning
+// for a while after a translation, which would slow another two-thread Translator run next.
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -107,8 +109,9 @@ uint64_t StreamRead(const uint8_t* p, size_t n) {
   return sum;
 }
 
-TranslatorLimits Limits(int batch, int threads) {
+TranslatorLimits Limits(int batch, int threads, WorkerWait wait = WorkerWait::kYield) {
   TranslatorLimits l;
+  l.worker_wait = wait;
   l.max_batch = batch;
   l.max_beam = 1;
   l.max_source_tokens = 64;
@@ -149,11 +152,11 @@ void BM_DecodeBandwidth(benchmark::State& state, SyntheticOptions o) {
   state.SetLabel(t.kernel_paths);
 }
 
-void BM_Threads(benchmark::State& state, SyntheticOptions o, int batch) {
+void BM_Threads(benchmark::State& state, SyntheticOptions o, int batch, WorkerWait wait) {
   const std::unique_ptr<LoadedModel> m = LoadSynthetic(o);
   std::unique_ptr<Translator> tr[2];
   for (int i = 0; i < 2; ++i) {
-    Result<std::unique_ptr<Translator>> made = Translator::Create(m->model, Limits(batch, i + 1));
+    Result<std::unique_ptr<Translator>> made = Translator::Create(m->model, Limits(batch, i + 1, wait));
     if (!made.ok()) Die(made.status().ToString());
     tr[i] = std::move(made).value();
   }
@@ -191,12 +194,15 @@ void RegisterBandwidthBenchmarks(const BenchConfig& config) {
     b->Iterations(config.smoke ? 2 : 5);
     for (int batch : {1, 32}) {
       if (batch > 1 && !config.long_set) continue;
-      auto* t = benchmark::RegisterBenchmark(
-          (std::string("model/threads/") + z.name + fmt + "/batch:" + std::to_string(batch)).c_str(),
-          BM_Threads, o, batch);
-      t->Unit(benchmark::kMillisecond);
-      t->UseRealTime();
-      t->Iterations(config.smoke ? 1 : 5);
+      for (WorkerWait wait : {WorkerWait::kYield, WorkerWait::kSpin}) {
+        const char* w = wait == WorkerWait::kSpin ? "/wait:spin" : "/wait:yield";
+        auto* t = benchmark::RegisterBenchmark(
+            (std::string("model/threads/") + z.name + fmt + "/batch:" + std::to_string(batch) + w).c_str(),
+            BM_Threads, o, batch, wait);
+        t->Unit(benchmark::kMillisecond);
+        t->UseRealTime();
+        t->Iterations(config.smoke ? 1 : 5);
+      }
     }
   }
 }

@@ -15,9 +15,10 @@
 //       are in the kinds too).
 //   file/throughput/batch:B/beam:K  every model, 1 thread: <label>/tokens_per_s (CPU time) and
 //       the shares as above.
-//   file/threads/batch:B/beam:K     (--long) every model on a 1-thread and a 2-thread Translator
-//       in turn, wall time: <label>/speedup_2_threads. Only meaningful on two otherwise idle
-//       cores.
+//   file/threads/batch:B/beam:K/wait:yield|spin  (--long) every model on a 1-thread and a
+//       2-thread Translator in turn, wall time: <label>/speedup_2_threads; the 2-thread one's
+//       workers yield (the default) or spin (WorkerWait), each wait its own benchmark. Only
+//       meaningful on two otherwise idle cores.
 //
 // Models within one benchmark run in turn in every iteration, so a ratio between them (int8
 // over fp32, beam over greedy) comes from one run. Environment:
@@ -116,8 +117,10 @@ void LoadModels(size_t line_count) {
   }
 }
 
-std::unique_ptr<Translator::Impl> MakeTranslator(const FileModel& m, int batch, int beam, int threads) {
+std::unique_ptr<Translator::Impl> MakeTranslator(const FileModel& m, int batch, int beam, int threads,
+                                                 WorkerWait wait = WorkerWait::kYield) {
   TranslatorLimits l;
+  l.worker_wait = wait;
   l.max_batch = batch;
   l.max_beam = beam;
   l.max_source_tokens = kMaxTokens;
@@ -233,11 +236,11 @@ void BM_Throughput(benchmark::State& state, int batch, int beam) {
   }
 }
 
-void BM_FileThreads(benchmark::State& state, int batch, int beam) {
+void BM_FileThreads(benchmark::State& state, int batch, int beam, WorkerWait wait) {
   std::vector<std::unique_ptr<Translator::Impl>> one, two;
   for (const FileModel& m : Models()) {
     one.push_back(MakeTranslator(m, batch, beam, 1));
-    two.push_back(MakeTranslator(m, batch, beam, 2));
+    two.push_back(MakeTranslator(m, batch, beam, 2, wait));
   }
   std::vector<Totals> t1(Models().size()), t2(Models().size());
   for (auto _ : state) {
@@ -276,11 +279,14 @@ void RegisterFileModelBenchmarks(const BenchConfig& config) {
   // Two threads on a loaded machine can take minutes per call: long set only.
   if (!config.long_set) return;
   for (const auto& [batch, beam] : {std::pair<int, int>{1, 1}, {1, 4}, {32, 1}, {32, 4}}) {
-    const std::string shape = "/batch:" + std::to_string(batch) + "/beam:" + std::to_string(beam);
-    benchmark::RegisterBenchmark(("file/threads" + shape).c_str(), BM_FileThreads, batch, beam)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime()
-        ->Iterations(iterations);
+    for (WorkerWait wait : {WorkerWait::kYield, WorkerWait::kSpin}) {
+      const std::string shape = "/batch:" + std::to_string(batch) + "/beam:" + std::to_string(beam) +
+                                (wait == WorkerWait::kSpin ? "/wait:spin" : "/wait:yield");
+      benchmark::RegisterBenchmark(("file/threads" + shape).c_str(), BM_FileThreads, batch, beam, wait)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->Iterations(iterations);
+    }
   }
 }
 

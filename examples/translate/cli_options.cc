@@ -59,6 +59,10 @@ Options:
                           model carries a vocabulary shortlist (headwise-convert
                           --shortlist); by default each batch's output layer covers only the
                           pieces the shortlist allows for its lines
+  --spin-workers          with --threads 2+: the pool's workers spin between the parallel
+                          calls of a translation instead of sleeping; faster on cores the
+                          process has to itself, much slower when other processes keep the
+                          cores busy (default: they sleep)
   --verbose               print the compute precision and why, the kernel each weight
                           format runs on this CPU and whether the shortlist is used, to
                           standard error, e.g.
@@ -132,6 +136,7 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
     if (arg == "--no-verify") { o->verify = false; continue; }
     if (arg == "--verbose") { o->verbose = true; continue; }
     if (arg == "--no-shortlist") { o->shortlist = false; continue; }
+    if (arg == "--spin-workers") { o->spin_workers = true; continue; }
 
     // Flags with a value: "--flag VALUE" or "--flag=VALUE".
     std::string name = arg;

@@ -32,6 +32,7 @@ struct CliOptions {
   std::string fp16 = "auto";  // --fp16 auto|off|require (TranslatorLimits::fp16_compute)
   bool verbose = false;       // --verbose: the compute precision and why, on standard error
   bool shortlist = true;      // false: --no-shortlist (TranslatorLimits::use_shortlist)
+  bool spin_workers = false;  // --spin-workers (TranslatorLimits::worker_wait = kSpin)
   bool help = false;
   bool version = false;
   std::vector<std::string> texts;  // empty: read stdin

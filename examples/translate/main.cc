@@ -144,6 +144,7 @@ int Run(const CliOptions& o) {
                         : o.fp16 == "require" ? Fp16Compute::kRequire
                                               : Fp16Compute::kAuto;
   limits.use_shortlist = o.shortlist;
+  limits.worker_wait = o.spin_workers ? WorkerWait::kSpin : WorkerWait::kYield;
   auto translator = Translator::Create(*model, limits);
   if (!translator.ok()) {
     const ErrorCode code = translator.status().code();

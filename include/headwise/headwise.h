@@ -81,6 +81,10 @@ typedef struct hw_translator_params {
   /* default 1: compute the output layer over the model's vocabulary shortlist, when it has one
    * (headwise.hpp, TranslatorLimits::use_shortlist); 0: over the whole vocabulary. */
   int use_shortlist;
+  /* HW_WORKERS_YIELD (default) or HW_WORKERS_SPIN: how the pool's workers wait between parallel
+   * calls (headwise.hpp, WorkerWait: spinning is faster on cores the process has to itself and
+   * much slower on busy ones). */
+  int worker_wait;
 } hw_translator_params;
 
 /* fp16 arithmetic for models with F16 weights (headwise.hpp, Fp16Compute): AUTO uses it on
@@ -88,6 +92,9 @@ typedef struct hw_translator_params {
  * REQUIRE makes hw_translator_create fail (HW_ERR_BACKEND: no fp16 arithmetic here;
  * HW_ERR_INVALID_ARGUMENT: the model has no F16 weights). Same values as headwise::Fp16Compute. */
 enum { HW_FP16_AUTO = 0, HW_FP16_OFF = 1, HW_FP16_REQUIRE = 2 };
+
+/* hw_translator_params.worker_wait; same values as headwise::WorkerWait. */
+enum { HW_WORKERS_YIELD = 0, HW_WORKERS_SPIN = 1 };
 
 /* What a translator's matrix products compute in. Same values as headwise::MatmulPrecision. */
 typedef enum hw_precision { HW_PRECISION_F32 = 0, HW_PRECISION_F16 = 1, HW_PRECISION_INT8 = 2 } hw_precision;

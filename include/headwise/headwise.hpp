@@ -228,6 +228,21 @@ enum class MatmulPrecision {
 const char* MatmulPrecisionName(MatmulPrecision precision);
 
 // Declared limits; all activation memory of a Translator is planned from them at Create.
+// How the pool's worker threads wait between the parallel calls of a translation
+// (TranslatorLimits::worker_wait; with num_threads == 1 there are no workers).
+//   kYield (default): a worker sleeps after each call and is woken for the next. Robust when
+//     other processes compete for the cores; waking costs tens of microseconds, so only large
+//     products are split (runtime/src/parallel.h).
+//   kSpin: a worker spins for the next call (a bounded spin, then it sleeps), so the calls of a
+//     decode step find it awake and smaller products are split too. Faster on cores the process
+//     has to itself: measured on 2 idle x86 cores, 2 threads over 1 at batch 1 went from
+//     1.15-1.17x to 1.45-1.51x on a 512-wide int8 model and from about 1.0x to 1.23-1.37x on the
+//     shipped models. Much slower when the cores are busy: with a training job on one of the
+//     two cores the same 512-wide case ran 25x slower than 1 thread (kYield: 0.75x).
+//     bench/results/2026-12-04-threads-x86-2core.md.
+// Results are the same bits either way.
+enum class WorkerWait : int { kYield = 0, kSpin = 1 };
+
 struct TranslatorLimits {
   int max_batch = 8;            // sentences per call
   int max_source_tokens = 256;  // encoder input length, EOS included
@@ -259,6 +274,7 @@ struct TranslatorLimits {
   // per piece, fp16: 4 d_model; fp32 reads them in place). ForcedLogits always computes every
   // logit. Off (false): the full vocabulary, as for a model without shortlist.
   bool use_shortlist = true;
+  WorkerWait worker_wait = WorkerWait::kYield;  // see WorkerWait
 };
 
 // When a beam search ends besides beam_size finished hypotheses (the rules are under "Decoding

@@ -177,9 +177,10 @@ class TranslatorLimits:
     fp16_compute: str
     sort_window: int
     shortlist: bool
+    spin_workers: bool
     def __init__(self, max_batch: int, max_source_tokens: int, max_target_tokens: int,
                  max_beam: int, threads: int, max_memory_bytes: int, fp16_compute: str,
-                 sort_window: int, shortlist: bool = ...) -> None: ...
+                 sort_window: int, shortlist: bool = ..., spin_workers: bool = ...) -> None: ...
 
 class Translator:
     model: Model
@@ -188,7 +189,7 @@ class Translator:
                  max_source_tokens: Optional[int] = ..., max_target_tokens: Optional[int] = ...,
                  max_beam: int = ..., max_memory_bytes: int = ...,
                  fp16_compute: str = ..., sort_window: Optional[int] = ...,
-                 shortlist: bool = ...) -> None: ...
+                 shortlist: bool = ..., spin_workers: bool = ...) -> None: ...
     @property
     def precision(self) -> str: ...
     @property

@@ -92,6 +92,7 @@ class TranslatorLimits:
     fp16_compute: str
     sort_window: int  # lines sorted by length and batched together (the value in use)
     shortlist: bool = True
+    spin_workers: bool = False
 
 
 def _c_int(name: str, value) -> int:
@@ -115,7 +116,10 @@ class Translator:
     CPUs), ``sort_window`` (lines sorted by source length and batched together; None =
     16 x ``max_batch``; its results are part of the planned memory) and ``shortlist`` (default True: when the model carries a vocabulary shortlist, each
     batch's output layer covers only the pieces it allows for the batch's lines; False: the
-    whole vocabulary, as headwise-translate --no-shortlist).
+    whole vocabulary, as headwise-translate --no-shortlist) and ``spin_workers`` (default
+    False: the pool's workers sleep between parallel calls; True: they spin, faster on cores
+    the process has to itself and much slower on busy ones, as headwise-translate
+    --spin-workers).
 
     Threads: the GIL is released while translating, so several Python threads, each with its
     own Translator over one shared Model, translate in parallel. Calls on one Translator from
@@ -134,7 +138,7 @@ class Translator:
                  max_source_tokens: Optional[int] = None, max_target_tokens: Optional[int] = None,
                  max_beam: int = 4, max_memory_bytes: int = 0, fp16_compute: str = "auto",
                  sort_window: Optional[int] = None,
-                 shortlist: bool = True):
+                 shortlist: bool = True, spin_workers: bool = False):
         if not isinstance(model, Model):
             raise TypeError(f"model must be a headwise.Model, found {type(model).__name__}")
         positions = model.config.max_position_embeddings
@@ -144,6 +148,8 @@ class Translator:
                                        f"{', '.join(FP16_COMPUTE)}")
         if not isinstance(shortlist, bool):
             raise TypeError(f"shortlist must be a bool, found {type(shortlist).__name__}")
+        if not isinstance(spin_workers, bool):
+            raise TypeError(f"spin_workers must be a bool, found {type(spin_workers).__name__}")
         if isinstance(max_memory_bytes, bool) or not isinstance(max_memory_bytes, int):
             raise TypeError("max_memory_bytes must be an int")
         if not 0 <= max_memory_bytes < 2 ** (8 * ffi.sizeof("size_t")):
@@ -160,6 +166,7 @@ class Translator:
         p.fp16_compute = FP16_COMPUTE[fp16_compute]
         p.sort_window = 0 if sort_window is None else _c_int("sort_window", sort_window)
         p.use_shortlist = 1 if shortlist else 0
+        p.worker_wait = lib.HW_WORKERS_SPIN if spin_workers else lib.HW_WORKERS_YIELD
         # The C translator holds its own reference on the model; this handle keeps the C
         # hw_model (used for decoding in translate_ids) alive as long as the translator.
         self._model_handle = model._live()
@@ -171,7 +178,7 @@ class Translator:
         self.limits = TranslatorLimits(p.max_batch, p.max_source_tokens, p.max_target_tokens,
                                        p.max_beam, p.num_threads, max_memory_bytes, fp16_compute,
                                        lib.hw_translator_sort_window(self._handle),
-                                       shortlist)
+                                       shortlist, spin_workers)
 
     @property
     def precision(self) -> str:

@@ -167,6 +167,9 @@ def test_translator_limits_precision_and_repr(tiny, shipped):
     # More lines than max_batch: the runtime splits them; results keep the input order.
     lines = [f"Open the file {i}." for i in range(7)]
     assert [r.text for r in t.translate(lines)] == [t.translate([l])[0].text for l in lines]
+    spinning = headwise.Translator(m, threads=2, max_batch=3, max_beam=2, spin_workers=True)
+    assert spinning.limits.spin_workers and not t.limits.spin_workers
+    assert [r.text for r in spinning.translate(lines)] == [r.text for r in t.translate(lines)]
 
 
 def test_length_sorted_batching_keeps_each_lines_result(tiny):

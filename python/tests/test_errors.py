@@ -134,7 +134,8 @@ def test_translator_creation_errors(tiny):
                         (dict(max_memory_bytes=1), headwise.LimitExceededError),
                         (dict(fp16_compute="require"), headwise.InvalidArgumentError),
                         (dict(fp16_compute="sometimes"), headwise.InvalidArgumentError),
-                        (dict(max_memory_bytes=-1), headwise.InvalidArgumentError)]:
+                        (dict(max_memory_bytes=-1), headwise.InvalidArgumentError),
+                        (dict(spin_workers=1), TypeError)]:
         with pytest.raises(cls):
             headwise.Translator(m, **limits)
     with pytest.raises(headwise.LimitExceededError, match="bytes"):

@@ -223,6 +223,7 @@ hw_translator_params hw_translator_default_params(void) {
   p.fp16_compute = static_cast<int>(d.fp16_compute);
   p.sort_window = d.sort_window;
   p.use_shortlist = d.use_shortlist ? 1 : 0;
+  p.worker_wait = static_cast<int>(d.worker_wait);
   return p;
 }
 
@@ -365,6 +366,7 @@ hw_status hw_translator_create(const hw_model* model, const hw_translator_params
     limits.fp16_compute = static_cast<headwise::Fp16Compute>(params->fp16_compute);
     limits.sort_window = params->sort_window;
     limits.use_shortlist = params->use_shortlist != 0;
+    limits.worker_wait = static_cast<headwise::WorkerWait>(params->worker_wait);
     auto created = headwise::Translator::Create(model->model, limits);
     if (!created.ok()) return Fail(created.status());
     auto t = std::make_unique<hw_translator>();
@@ -381,6 +383,9 @@ void hw_translator_free(hw_translator* translator) { delete translator; }
 static_assert(HW_FP16_REQUIRE == static_cast<int>(headwise::Fp16Compute::kRequire) &&
                   HW_FP16_OFF == static_cast<int>(headwise::Fp16Compute::kOff),
               "hw_translator_params.fp16_compute values are headwise::Fp16Compute's");
+static_assert(HW_WORKERS_YIELD == static_cast<int>(headwise::WorkerWait::kYield) &&
+                  HW_WORKERS_SPIN == static_cast<int>(headwise::WorkerWait::kSpin),
+              "hw_translator_params.worker_wait values are headwise::WorkerWait's");
 static_assert(HW_ATTENTION_DECODER_CROSS == static_cast<int>(headwise::AttentionKind::kDecoderCross) &&
                   HW_ATTENTION_DECODER_SELF == static_cast<int>(headwise::AttentionKind::kDecoderSelf),
               "hw_attention_kind values are headwise::AttentionKind's");

@@ -44,11 +44,12 @@ struct Network {
   std::vector<DecoderLayerOps> decoder;
   FullyConnected lm_head;  // d -> V with final_logits_bias
   ThreadPool pool;
+  bool spin_workers = false;  // TranslatorLimits::worker_wait == WorkerWait::kSpin
   // Non-null: the stages add their time per kind of operation here (bench/ only).
   OpProfile* profile = nullptr;
 
   const ModelConfig& config() const { return model->config; }
-  pthreadpool* threads() const { return pool.get(); }
+  Workers threads() const { return Workers(pool.get(), spin_workers); }
 };
 
 // The kernel paths the operators run (FullyConnected::KernelName), distinct, in operator order

@@ -1,5 +1,6 @@
-// runtime/src/parallel.h: runs our own loops (attention heads) on the Translator's pthreadpool,
-// the pool XNNPACK's operators use, so the two never compete for cores.
+// runtime/src/parallel.h: runs our own loops (attention heads, the int8 and fp32 kernels' output
+// tiles) on the Translator's pthreadpool, the pool XNNPACK's operators use, so the two never
+// compete for cores; and decides which calls are worth waking its workers.
 #ifndef HEADWISE_RUNTIME_PARALLEL_H_
 #define HEADWISE_RUNTIME_PARALLEL_H_
 
@@ -11,12 +12,49 @@
 
 namespace headwise {
 
-// Work under 2^20 multiply-adds runs on the calling thread. Measured on the shipped model's
-// size, batch 1, on a 2-core machine loaded by other processes (wall time, 2 threads vs 1):
-// with 2^16 fp32 was 2.2-2.3x and int8 2.3-3.6x slower than one thread; with 2^20 1.2x and
-// 1.3-1.6x (one row's fc1 / fc2 / attention projections are under it, lm_head and the
-// encoder's products over it).
+// When a parallel call is worth waking the pool's workers, in multiply-adds of an fp32 product
+// (attention's work is weighted to that scale: AttentionWork below).
+//
+// Yielding workers (WorkerWait::kYield, the default) sleep after each call, and waking one
+// costs tens of microseconds, far more when other processes hold the cores. Work under 2^20
+// multiply-adds runs on the calling thread. Measured on the shipped model's size, batch 1, on
+// a 2-core machine loaded by other processes (wall time, 2 threads vs 1): with 2^16 fp32 was
+// 2.2-2.3x and int8 2.3-3.6x slower than one thread; with 2^20 1.2x and 1.3-1.6x (one row's
+// fc1 / fc2 / attention projections are under it, lm_head and the encoder's products over it).
+// An int8 multiply-add costs about an eighth of an fp32 one (op/fc/base fc1 at one row: fp32
+// 142 us, int8 17 us), so int8 products count an eighth: with them counted at face value,
+// 2 threads ran beam 4 on the shipped int8 models at 0.81-0.83x of 1 thread on two idle cores,
+// and at 1.02x counted an eighth (bench/results/2026-12-04-threads-x86-2core.md).
+//
+// Spinning workers (WorkerWait::kSpin) wait for the next call on the core (pthreadpool spins
+// a bounded number of iterations, then sleeps), so consecutive calls of a decode step find them
+// awake: int8 products count at face value, which is what made the 512-wide int8 model 1.45-1.51x
+// faster on 2 threads than on 1 there.
 inline constexpr size_t kMinParallelWork = size_t{1} << 20;
+inline constexpr size_t kInt8MacsPerUnitYielding = 8;
+
+// The kind of multiply-add a call's work counts.
+enum class WorkKind { kFloat, kInt8 };
+
+// The Translator's pool as a parallel call sees it: the pool (null: run on the calling thread)
+// and how its workers wait after the call (TranslatorLimits::worker_wait). Converts from a bare
+// pthreadpool* (yielding workers) for code that has no Translator (tests, bench).
+struct Workers {
+  pthreadpool_t pool = nullptr;
+  bool spin = false;
+
+  Workers() = default;
+  Workers(pthreadpool_t p, bool spin_workers = false) : pool(p), spin(spin_workers) {}  // NOLINT
+
+  uint32_t flags() const { return spin ? 0u : static_cast<uint32_t>(PTHREADPOOL_FLAG_YIELD_WORKERS); }
+
+  // True when there is a pool and `work` multiply-adds of `kind` are worth waking it.
+  bool Split(size_t work, WorkKind kind = WorkKind::kFloat) const {
+    if (pool == nullptr) return false;
+    if (kind == WorkKind::kInt8 && !spin) work /= kInt8MacsPerUnitYielding;
+    return work >= kMinParallelWork;
+  }
+};
 
 // Attention's work for the threshold: query-key pairs x (q.k and p.v multiply-adds per pair),
 // weighted by what a multiply-add of attention costs against one of the matrix products. Its
@@ -31,25 +69,20 @@ inline size_t AttentionWork(size_t query_key_pairs, size_t inner) {
   return query_key_pairs * 2 * inner * kAttentionCostPerMac;
 }
 
-// Workers go back to the scheduler after each parallel call instead of spinning for the next
-// one: on a machine whose cores are busy with other processes a spinning worker takes the core
-// from the thread that would give it work.
-inline constexpr uint32_t kPoolFlags = PTHREADPOOL_FLAG_YIELD_WORKERS;
-
-// Calls fn(i) for i in [0, n), spread over `pool` when one is given and the work is worth
-// waking it (`work` in multiply-adds, below kMinParallelWork the calling thread does it all).
-// fn must be safe to run concurrently for different i. No allocation.
+// Calls fn(i) for i in [0, n), spread over the workers when there is a pool and the work is
+// worth waking it (`work` in fp32 multiply-adds, Workers::Split); otherwise the calling thread
+// does it all. fn must be safe to run concurrently for different i. No allocation.
 
 template <typename F>
-void ParallelFor(pthreadpool_t pool, size_t n, size_t work, F&& fn) {
-  if (pool == nullptr || n < 2 || work < kMinParallelWork) {
+void ParallelFor(Workers workers, size_t n, size_t work, F&& fn) {
+  if (n < 2 || !workers.Split(work)) {
     for (size_t i = 0; i < n; ++i) fn(i);
     return;
   }
   using Fn = typename std::remove_reference<F>::type;
   pthreadpool_parallelize_1d(
-      pool, [](void* context, size_t i) { (*static_cast<Fn*>(context))(i); },
-      const_cast<void*>(static_cast<const void*>(&fn)), n, kPoolFlags);
+      workers.pool, [](void* context, size_t i) { (*static_cast<Fn*>(context))(i); },
+      const_cast<void*>(static_cast<const void*>(&fn)), n, workers.flags());
 }
 
 }  // namespace headwise

@@ -112,21 +112,21 @@ float ShortlistOutput::LogSumExp(const float* logits, float* max_out) const {
   return norm.log_sum;
 }
 
-Status ShortlistOutput::Run(size_t rows, const float* x, float* logits, pthreadpool* pool) const {
+Status ShortlistOutput::Run(size_t rows, const float* x, float* logits, Workers workers) const {
   if (rows > buf_->max_rows) {
     return InternalError("shortlist: " + std::to_string(rows) + " rows exceed the planned " +
                          std::to_string(buf_->max_rows));
   }
   if (model_->lm_head.dtype == DType::kI8) {
-    RunInt8(rows, x, logits, pool);
+    RunInt8(rows, x, logits, workers);
   } else {
-    RunFloat(rows, x, logits, pool);
+    RunFloat(rows, x, logits, workers);
   }
   return Status::Ok();
 }
 
 void ShortlistOutput::RunFloat(size_t rows, const float* x, float* logits,
-                               pthreadpool* pool) const {
+                               Workers workers) const {
   const Model::Impl& m = *model_;
   const ShortlistBuffers& b = *buf_;
   const size_t V = m.config.vocab_size;
@@ -149,10 +149,10 @@ void ShortlistOutput::RunFloat(size_t rows, const float* x, float* logits,
       kernels::F32Gemv(a, 0, length);
     }
   };
-  ParallelFor(pool, runs_, rows * d * size_, run);
+  ParallelFor(workers, runs_, rows * d * size_, run);
 }
 
-void ShortlistOutput::RunInt8(size_t rows, const float* x, float* logits, pthreadpool* pool) const {
+void ShortlistOutput::RunInt8(size_t rows, const float* x, float* logits, Workers workers) const {
   const Model::Impl& m = *model_;
   const ShortlistBuffers& b = *buf_;
   const size_t V = m.config.vocab_size;
@@ -172,17 +172,17 @@ void ShortlistOutput::RunInt8(size_t rows, const float* x, float* logits, pthrea
   a.y_stride = n;
   a.out_min = -std::numeric_limits<float>::infinity();
   a.out_max = std::numeric_limits<float>::infinity();
-  if (pool == nullptr || rows * d * n < kMinParallelWork) {
+  if (!workers.Split(rows * d * n, WorkKind::kInt8)) {
     kernels::Int8Gemm(a, 0, n);
   } else {
     constexpr size_t kTile = 64;  // as fc_int8.cc: a multiple of the kernels' 4 channels
     pthreadpool_parallelize_1d_tile_1d(
-        pool,
+        workers.pool,
         [](void* context, size_t begin, size_t count) {
           kernels::Int8Gemm(*static_cast<const kernels::Int8GemmArgs*>(context), begin,
                             begin + count);
         },
-        &a, n, kTile, kPoolFlags);
+        &a, n, kTile, workers.flags());
   }
   for (size_t r = 0; r < rows; ++r) {
     const float* from = b.out + r * n;

@@ -40,8 +40,8 @@
 #include "format/shortlist.h"
 #include "headwise/headwise.hpp"
 #include "model_impl.h"
+#include "parallel.h"
 
-struct pthreadpool;
 
 namespace headwise {
 
@@ -84,7 +84,7 @@ class ShortlistOutput {
 
   // Logits of `rows` rows (x: [rows, d]) for the union's ids into logits + r * V; other ids
   // untouched. No allocation.
-  Status Run(size_t rows, const float* x, float* logits, pthreadpool* pool) const;
+  Status Run(size_t rows, const float* x, float* logits, Workers workers) const;
 
   // The union of the last Prepare: its size, its ids ascending, and whether it holds `id`.
   size_t size() const { return size_; }
@@ -97,8 +97,8 @@ class ShortlistOutput {
   float LogSumExp(const float* logits, float* max_out) const;
 
  private:
-  void RunFloat(size_t rows, const float* x, float* logits, pthreadpool* pool) const;
-  void RunInt8(size_t rows, const float* x, float* logits, pthreadpool* pool) const;
+  void RunFloat(size_t rows, const float* x, float* logits, Workers workers) const;
+  void RunInt8(size_t rows, const float* x, float* logits, Workers workers) const;
 
   const Model::Impl* model_ = nullptr;
   const ShortlistBuffers* buf_ = nullptr;

@@ -34,6 +34,10 @@ Status CheckLimits(const TranslatorLimits& l, const ModelConfig& dims) {
                              std::to_string(dims.max_position_embeddings));
     }
   }
+  if (l.worker_wait != WorkerWait::kYield && l.worker_wait != WorkerWait::kSpin) {
+    return InvalidArgument("TranslatorLimits.worker_wait: expected kYield (0) or kSpin (1), found " +
+                           std::to_string(static_cast<int>(l.worker_wait)));
+  }
   // Rows, slots and beam candidates (beam * vocab + token) are indexed with int32.
   const long long rows = static_cast<long long>(l.max_batch) * l.max_beam;
   const long long src = static_cast<long long>(l.max_batch) * l.max_source_tokens;
@@ -135,6 +139,7 @@ Result<std::unique_ptr<Translator::Impl>> CreateTranslatorImpl(std::shared_ptr<c
 
   HW_RETURN_IF_ERROR(CreateNetwork(m, limits.num_threads, &impl->buf.int8,
                                    f16 ? &impl->buf.f16 : nullptr, &impl->net));
+  impl->net.spin_workers = limits.worker_wait == WorkerWait::kSpin;
   if (ShortlistEnabled(m, limits)) {
     impl->shortlist = ShortlistOutput(m, impl->buf.shortlist, &impl->buf.int8);
   }

@@ -65,6 +65,8 @@ TEST(CApiBasics, DefaultParamsAreTheCppDefaults) {
   EXPECT_EQ(tp.max_memory_bytes, l.max_memory_bytes);
   EXPECT_EQ(tp.fp16_compute, HW_FP16_AUTO);
   EXPECT_EQ(tp.fp16_compute, static_cast<int>(l.fp16_compute));
+  EXPECT_EQ(tp.worker_wait, HW_WORKERS_YIELD);
+  EXPECT_EQ(tp.worker_wait, static_cast<int>(l.worker_wait));
   const hw_search_params sp = hw_search_default_params();
   const SearchOptions s;
   EXPECT_EQ(sp.beam_size, s.beam_size);
@@ -252,6 +254,35 @@ TEST_F(CApiTest, Fp16ComputeAndPrecision) {
   ASSERT_EQ(hw_translator_create(model_, &tp, &t), HW_OK);
   EXPECT_EQ(hw_translator_precision(t), HW_PRECISION_F32);
   hw_translator_free(t);
+}
+
+// worker_wait: both values make a translator that gives the default's translation; a value
+// outside the enum is named.
+TEST_F(CApiTest, WorkerWait) {
+  const char* texts[] = {"Open the file."};
+  hw_search_params sp = hw_search_default_params();
+  hw_result* want = nullptr;
+  ASSERT_EQ(hw_translate(translator_, texts, 1, &sp, &want), HW_OK);
+  for (int wait : {HW_WORKERS_YIELD, HW_WORKERS_SPIN}) {
+    hw_translator_params tp = hw_translator_default_params();
+    tp.num_threads = 2;
+    tp.worker_wait = wait;
+    hw_translator* t = nullptr;
+    ASSERT_EQ(hw_translator_create(model_, &tp, &t), HW_OK) << hw_last_error_message();
+    hw_result* got = nullptr;
+    ASSERT_EQ(hw_translate(t, texts, 1, &sp, &got), HW_OK);
+    EXPECT_STREQ(hw_result_text(got, 0, 0), hw_result_text(want, 0, 0)) << "worker_wait " << wait;
+    hw_result_free(got);
+    hw_translator_free(t);
+  }
+  hw_result_free(want);
+  hw_translator_params tp = hw_translator_default_params();
+  tp.worker_wait = 7;
+  hw_translator* t = nullptr;
+  EXPECT_EQ(hw_translator_create(model_, &tp, &t), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hw_last_error_message()).find("worker_wait"), std::string::npos)
+      << hw_last_error_message();
+  EXPECT_EQ(t, nullptr);
 }
 
 TEST_F(CApiTest, TranslateIdsGivesTheCppHypotheses) {

@@ -102,6 +102,7 @@ static void check_model(const char* path, int32_t eos) {
   tp.max_target_tokens = 32;
   tp.max_beam = 2;
   tp.fp16_compute = HW_FP16_AUTO;
+  tp.worker_wait = HW_WORKERS_YIELD;
   CHECK(hw_translator_create(model, &tp, &translator) == HW_OK);
   hw_model_free(model); /* the translator keeps it alive */
   if (translator == NULL) return;

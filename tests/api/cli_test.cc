@@ -306,6 +306,7 @@ TEST(Cli, BatchSizeDoesNotChangeTheOutput) {
   // Sorted windows smaller and larger than the input, line and token budgets, threads.
   const std::vector<std::vector<std::string>> variants = {
       {"--batch", "3", "--threads", "2"},
+      {"--batch", "3", "--threads", "2", "--spin-workers"},
       {"--batch", "64"},
       {"--batch", "3", "--window", "4"},
       {"--batch", "4", "--batch-tokens", "16"},

@@ -143,16 +143,23 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(format) + "_rows" + std::to_string(i.param.rows);
     });
 
-// The int8 operator's output has the same bits on one thread and on pools of 2 and 3 threads
-// (the pool splits output channels in tiles; every channel's sum and finish are the same
-// whatever the split), and the same bits as the reference loop on the quantized rows: a
-// translation does not depend on the thread count or on the kernel family this CPU runs.
+// The int8 operator's output has the same bits on one thread and on pools of 2 and 3 threads,
+// with yielding and with spinning workers (the pool splits output channels in tiles; every
+// channel's sum and finish are the same whatever the split), and the same bits as the reference
+// loop on the quantized rows: a translation does not depend on the thread count, the workers'
+// wait or the kernel family this CPU runs.
 TEST(FullyConnected, Int8OutputIsTheSameOnAnyThreadCount) {
   const size_t in = 520;  // not a multiple of 64
   FusedWeights w = MakeWeights(DType::kI8, in, {1500, 523});
   const size_t out = 2023;
+  auto any_pool = ThreadPool::Create(2);
+  ASSERT_TRUE(any_pool.ok());
+  pthreadpool* const kAnyPool = any_pool->get();
   for (size_t rows : {1u, 4u, 9u, 33u}) {
-    ASSERT_GE(rows * in * out, kMinParallelWork) << "small enough to stay on one thread";
+    // Spinning workers split every one of these products; yielding ones, for which an int8
+    // multiply-add counts an eighth (parallel.h), from 9 rows on.
+    ASSERT_TRUE(Workers(kAnyPool, true).Split(rows * in * out, WorkKind::kInt8)) << rows;
+    ASSERT_EQ(Workers(kAnyPool, false).Split(rows * in * out, WorkKind::kInt8), rows >= 9) << rows;
     std::vector<int8_t> q(rows * in);
     std::vector<float> qs(rows);
     const Int8Scratch scratch{q.data(), qs.data(), rows, in};
@@ -179,10 +186,13 @@ TEST(FullyConnected, Int8OutputIsTheSameOnAnyThreadCount) {
     for (int threads : {1, 2, 3}) {
       auto pool = ThreadPool::Create(threads);
       ASSERT_TRUE(pool.ok());
-      std::vector<float> y(rows * out, -7.0f);
-      ASSERT_TRUE(fc->Run(rows, x.data(), y.data(), pool->get()).ok());
-      ASSERT_EQ(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)), 0)
-          << rows << " rows, " << threads << " threads, kernel " << kernels::Int8GemmKernelName();
+      for (bool spin : {false, true}) {
+        std::vector<float> y(rows * out, -7.0f);
+        ASSERT_TRUE(fc->Run(rows, x.data(), y.data(), Workers(pool->get(), spin)).ok());
+        ASSERT_EQ(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)), 0)
+            << rows << " rows, " << threads << " threads, spin " << spin << ", kernel "
+            << kernels::Int8GemmKernelName();
+      }
     }
   }
 }

@@ -74,9 +74,11 @@ TEST(SearchTest, MaxLengthCutsUnfinishedHypotheses) {
 }
 
 // Two threads (matrix products and attention heads on the pool) give the single-threaded
-// results: the model is big enough to cross the parallel-work threshold (kMinParallelWork,
-// 2^20 multiply-adds): the encoder's products and attention, the decoder's fc1 / fc2 at 16 rows
-// and lm_head at one row; fp32 (XNNPACK, the single-row kernel on x86) and int8 (its kernel).
+// results, with yielding and with spinning workers: the model is big enough to cross the
+// parallel-work thresholds (parallel.h, Workers::Split): the encoder's products and attention,
+// the decoder's fc1 / fc2 at 16 rows and lm_head at one row (int8: the encoder's products with
+// yielding workers, all of these with spinning ones); fp32 (XNNPACK, the single-row kernel on
+// x86) and int8 (its kernel).
 class ThreadingTest : public ::testing::TestWithParam<WeightFormat> {};
 
 TEST_P(ThreadingTest, TwoThreadsMatchOne) {
@@ -91,13 +93,14 @@ TEST_P(ThreadingTest, TwoThreadsMatchOne) {
   const std::unique_ptr<testing::TestModel> built = testing::BuildModel(o);
   ASSERT_NE(built->model, nullptr);
   const testing::TestModel& tm = *built;
-  std::unique_ptr<Translator> tr[2];
-  for (int i = 0; i < 2; ++i) {
+  std::unique_ptr<Translator> tr[3];  // 1 thread; 2 yielding; 2 spinning
+  for (int i = 0; i < 3; ++i) {
     TranslatorLimits limits;
     limits.max_batch = 4;
     limits.max_source_tokens = 40;
     limits.max_target_tokens = 40;
-    limits.num_threads = i + 1;
+    limits.num_threads = i == 0 ? 1 : 2;
+    limits.worker_wait = i == 2 ? WorkerWait::kSpin : WorkerWait::kYield;
     auto t = Translator::Create(tm.model, limits);
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     tr[i] = std::move(t).value();
@@ -112,12 +115,15 @@ TEST_P(ThreadingTest, TwoThreadsMatchOne) {
     so.beam_size = beam;
     so.num_hypotheses = beam;
     for (auto& t : tr) ASSERT_TRUE(t->TranslateIds(spans.data(), batch, so).ok());
-    for (size_t s = 0; s < batch; ++s) {
-      ASSERT_EQ(tr[0]->num_hypotheses(s), tr[1]->num_hypotheses(s));
-      for (size_t k = 0; k < tr[0]->num_hypotheses(s); ++k) {
-        const HypothesisView a = tr[0]->hypothesis(s, k), b = tr[1]->hypothesis(s, k);
-        EXPECT_EQ(std::vector<int32_t>(a.ids, a.ids + a.size), std::vector<int32_t>(b.ids, b.ids + b.size));
-        EXPECT_NEAR(a.score, b.score, 1e-5);
+    for (int other : {1, 2}) {
+      for (size_t s = 0; s < batch; ++s) {
+        ASSERT_EQ(tr[0]->num_hypotheses(s), tr[other]->num_hypotheses(s));
+        for (size_t k = 0; k < tr[0]->num_hypotheses(s); ++k) {
+          const HypothesisView a = tr[0]->hypothesis(s, k), b = tr[other]->hypothesis(s, k);
+          EXPECT_EQ(std::vector<int32_t>(a.ids, a.ids + a.size), std::vector<int32_t>(b.ids, b.ids + b.size))
+              << "translator " << other;
+          EXPECT_NEAR(a.score, b.score, 1e-5) << "translator " << other;
+        }
       }
     }
   }

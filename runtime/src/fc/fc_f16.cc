@@ -15,11 +15,11 @@ namespace {
 
 class F16Path final : public FcPath {
  public:
-  Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const override {
+  Status Run(size_t rows, const float* x, float* y, Workers workers) const override {
     if (rows * in_ > scratch_->in_elements || rows * out_ > scratch_->out_elements) {
       return InternalError(name_ + ": " + std::to_string(rows) + " rows exceed the f16 scratch");
     }
-    if (rows * in_ * out_ < kMinParallelWork) pool = nullptr;
+    pthreadpool* pool = workers.Split(rows * in_ * out_) ? workers.pool : nullptr;
     // The conversions are O(rows * channels) against the product's O(rows * in * out); they
     // stay on the calling thread unless the product itself is parallel.
     xnn_status s = xnn_setup_convert_nc_f32_f16(to_f16_.get(), rows, x, scratch_->in, pool);

@@ -33,8 +33,8 @@ class F32GemmPath final : public FcPath {
         out_max_(spec.params->output_max),
         block_(kernels::F32GemmBlockChannels(spec.in, /*f16=*/false)) {}
 
-  Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const override {
-    if (pool == nullptr || rows * in_ * out_ < kMinParallelWork) {
+  Status Run(size_t rows, const float* x, float* y, Workers workers) const override {
+    if (!workers.Split(rows * in_ * out_)) {
       RunRange(rows, x, y, 0, out_);
       return Status::Ok();
     }
@@ -46,12 +46,12 @@ class F32GemmPath final : public FcPath {
     } context{this, rows, x, y};
     // Blocks of channels whose F32 weights fit in L2 (F16 ones take half), one task each.
     pthreadpool_parallelize_1d_tile_1d(
-        pool,
+        workers.pool,
         [](void* c, size_t begin, size_t count) {
           const Context& ctx = *static_cast<const Context*>(c);
           ctx.path->RunRange(ctx.rows, ctx.x, ctx.y, begin, begin + count);
         },
-        &context, out_, block_, kPoolFlags);
+        &context, out_, block_, workers.flags());
     return Status::Ok();
   }
 

@@ -23,8 +23,8 @@ class F32GemvPath final : public FcPath {
   F32GemvPath(std::vector<Part> parts, size_t in, size_t out, float out_min, float out_max)
       : parts_(std::move(parts)), in_(in), out_(out), out_min_(out_min), out_max_(out_max) {}
 
-  Status Run(size_t /*rows == 1*/, const float* x, float* y, pthreadpool* pool) const override {
-    if (pool == nullptr || in_ * out_ < kMinParallelWork) {
+  Status Run(size_t /*rows == 1*/, const float* x, float* y, Workers workers) const override {
+    if (!workers.Split(in_ * out_)) {
       RunRange(x, y, 0, out_);
       return Status::Ok();
     }
@@ -35,12 +35,12 @@ class F32GemvPath final : public FcPath {
     } context{this, x, y};
     // Tiles of 64 output channels (even, as the kernel's pairs), one task each.
     pthreadpool_parallelize_1d_tile_1d(
-        pool,
+        workers.pool,
         [](void* c, size_t begin, size_t count) {
           const Context& ctx = *static_cast<const Context*>(c);
           ctx.path->RunRange(ctx.x, ctx.y, begin, begin + count);
         },
-        &context, out_, 64, kPoolFlags);
+        &context, out_, 64, workers.flags());
     return Status::Ok();
   }
 

@@ -22,12 +22,12 @@ class Int8Path final : public FcPath {
     size_t rows = 0;
   };
 
-  Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const override {
+  Status Run(size_t rows, const float* x, float* y, Workers workers) const override {
     if (rows > scratch_->max_rows) {
       return InternalError(name_ + ": " + std::to_string(rows) + " rows exceed the int8 scratch");
     }
     kernels::QuantizeRowsDynamic(x, rows, in_, in_stride_, scratch_->q, scratch_->scale);
-    if (pool == nullptr || rows * in_ * out_ < kMinParallelWork) {
+    if (!workers.Split(rows * in_ * out_, WorkKind::kInt8)) {
       RunRange(rows, y, 0, out_);
       return Status::Ok();
     }
@@ -39,12 +39,12 @@ class Int8Path final : public FcPath {
     // Tiles of 64 output channels (a multiple of the kernel's 4), one task each.
     constexpr size_t kTile = 64;
     pthreadpool_parallelize_1d_tile_1d(
-        pool,
+        workers.pool,
         [](void* c, size_t begin, size_t count) {
           const Context& ctx = *static_cast<const Context*>(c);
           ctx.path->RunRange(ctx.rows, ctx.y, begin, begin + count);
         },
-        &context, out_, kTile, kPoolFlags);
+        &context, out_, kTile, workers.flags());
     return Status::Ok();
   }
 

@@ -33,8 +33,7 @@
 #include "common/mapped_file.h"
 #include "fc/fully_connected.h"
 #include "headwise/status.hpp"
-
-struct pthreadpool;
+#include "parallel.h"
 
 namespace headwise {
 
@@ -73,8 +72,9 @@ class FcPath {
  public:
   virtual ~FcPath() = default;
   // y = clamp(x . W^T + b) on `rows` >= 1 rows (strides and clamp of the spec; a one-row path
-  // is only called with rows == 1). No heap allocation. `pool` may be null.
-  virtual Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const = 0;
+  // is only called with rows == 1). No heap allocation. `workers.pool` may be null; the path
+  // splits the work over it only where workers.Split says it pays.
+  virtual Status Run(size_t rows, const float* x, float* y, Workers workers) const = 0;
   // "<arithmetic>: <kernel>" for `rows` rows, e.g. "int8: avx2".
   virtual std::string KernelName(size_t rows) const = 0;
   // True when the path computes from a copy of the weights of its own (XNNPACK's packed

@@ -21,10 +21,11 @@ class XnnF32Path final : public FcPath {
   XnnF32Path(XnnOperator op, size_t in, size_t out, std::string name)
       : op_(std::move(op)), in_(in), out_(out), name_(std::move(name)) {}
 
-  Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const override {
+  Status Run(size_t rows, const float* x, float* y, Workers workers) const override {
     // Waking the pool's workers costs microseconds (far more on a loaded machine); a product
-    // this small is done sooner by the calling thread alone.
-    if (rows * in_ * out_ < kMinParallelWork) pool = nullptr;
+    // this small is done sooner by the calling thread alone. XNNPACK's workers wait as
+    // XNNPACK tells them (its own flags), whatever workers.spin says.
+    pthreadpool* pool = workers.Split(rows * in_ * out_) ? workers.pool : nullptr;
     xnn_status s = xnn_setup_fully_connected_nc_f32(op_.get(), rows, x, y, pool);
     if (s != xnn_status_success) return FromXnn(s, "setting up " + name_);
     s = xnn_run_operator(op_.get(), pool);

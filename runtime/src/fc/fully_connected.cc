@@ -62,11 +62,11 @@ FullyConnected::FullyConnected(FullyConnected&& other) noexcept = default;
 FullyConnected& FullyConnected::operator=(FullyConnected&& other) noexcept = default;
 FullyConnected::~FullyConnected() = default;
 
-Status FullyConnected::Run(size_t rows, const float* x, float* y, pthreadpool* pool) const {
+Status FullyConnected::Run(size_t rows, const float* x, float* y, Workers workers) const {
   if (rows == 0) return Status::Ok();
-  if (rows == 1 && one_row_ != nullptr) return one_row_->Run(rows, x, y, pool);
+  if (rows == 1 && one_row_ != nullptr) return one_row_->Run(rows, x, y, workers);
   if (path_ == nullptr) return InternalError(name_ + ": operator was not created");
-  return path_->Run(rows, x, y, pool);
+  return path_->Run(rows, x, y, workers);
 }
 
 std::string FullyConnected::KernelName(size_t rows) const {

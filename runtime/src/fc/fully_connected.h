@@ -19,9 +19,9 @@
 #include <string>
 
 #include "headwise/status.hpp"
+#include "parallel.h"
 #include "weights.h"
 
-struct pthreadpool;
 
 namespace headwise {
 
@@ -93,10 +93,10 @@ class FullyConnected {
   FullyConnected& operator=(const FullyConnected&) = delete;
   ~FullyConnected();
 
-  // Runs on `rows` rows; no heap allocation. rows == 0 does nothing. Products under 2^20
-  // multiply-adds (kMinParallelWork, parallel.h) run on the calling thread even when a pool is
-  // given.
-  Status Run(size_t rows, const float* x, float* y, pthreadpool* pool) const;
+  // Runs on `rows` rows; no heap allocation. rows == 0 does nothing. Products that
+  // Workers::Split (parallel.h) finds too small to wake the workers for run on the calling
+  // thread even when a pool is given. A bare pthreadpool* converts to yielding Workers.
+  Status Run(size_t rows, const float* x, float* y, Workers workers) const;
 
   // The kernel path that `rows` rows run, "<arithmetic>: <kernel>", e.g. "int8: avx2",
   // "fp32: xnnpack", "fp32: f32-gemm-avx512", "fp32: f32-gemm-avx2", "fp32: f32-gemv-avx2",
