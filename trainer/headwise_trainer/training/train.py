@@ -18,6 +18,14 @@ same device with the same --threads; CUDA kernels may add their own nondetermini
 
 The <pad> embedding row is zero at initialisation and gets no gradient (MarianMTModel.
 freeze_pad_rows), so it stays exactly zero, as in OPUS-MT checkpoints.
+
+--init-from START is a warm start: a new run (step 0, new Adam moments, its own schedule and
+data order) whose weights are START's instead of a random initialisation. It is how a run
+continues on a machine that lost the run directory: from the weights that were committed (the
+shipped base), with a schedule chosen for the remaining budget. The architecture is START's
+(the architecture options must agree with it), the dropout options are this run's; run.json
+and every checkpoint record START and the sha256 of its weights. A warm start is not a resume:
+nothing of START's optimiser state or data position is used.
 """
 from __future__ import annotations
 
@@ -32,10 +40,11 @@ from ..data.spm_vocab import Vocab
 from ..model import run_state
 from ..model.config import MarianConfig
 from ..model.gates import fixed_gates, layout_summary
+from ..model.import_model import load_start_model
 from ..model.keep_heads import apply_spec, parse_spec, spec_text
 from ..model.marian import MarianMTModel
 from . import dev_eval
-from .loop import TrainingLoop, args_dict
+from .loop import TrainingLoop, args_dict, param_checksum
 from .lr_schedule import learning_rate
 from .train_log import RunLog, bleu_summary, hms
 
@@ -44,9 +53,15 @@ from .train_log import RunLog, bleu_summary, hms
 # invocations. OLD_DEFAULTS: the value a checkpoint written before the argument existed ran with.
 FIXED_ARGS = ("data", "vocab", "seed", "max_tokens", "max_len", "lr", "warmup",
               "label_smoothing", "clip_norm", "lr_schedule", "min_lr", "decay_steps",
-              "update_freq", "precision")
+              "update_freq", "precision", "init_from", "init_sha256")
 OLD_DEFAULTS = {"lr_schedule": "inverse-sqrt", "min_lr": 0.0, "decay_steps": 0,
-                "update_freq": 1, "precision": "fp32"}
+                "update_freq": 1, "precision": "fp32", "init_from": None, "init_sha256": None}
+# The options that define the architecture, as (argument, MarianConfig field); with --init-from
+# they must agree with the start point's config.
+ARCH_ARGS = (("d_model", "d_model"), ("encoder_layers", "encoder_layers"),
+             ("decoder_layers", "decoder_layers"), ("heads", "encoder_attention_heads"),
+             ("ffn", "encoder_ffn_dim"), ("activation", "activation_function"),
+             ("max_positions", "max_position_embeddings"))
 PRECISIONS = ("bf16", "fp32")
 
 
@@ -129,6 +144,35 @@ def _fixed_from_checkpoint(args, state, resume_path, world) -> None:
                          f"resumed with {world}; expected the same number")
 
 
+def load_init(args, vocab: Vocab):
+    """The start point of --init-from: (its MarianMTModel in float32, the config this run
+    trains: START's architecture with this run's dropout options). Raises TrainError when the
+    architecture options, the vocabulary or the gates disagree."""
+    start = load_start_model(args.init_from)
+    cfg = start.model.config
+    wrong = [f"--{a.replace('_', '-')} {getattr(args, a)} (START: {getattr(cfg, f)})"
+             for a, f in ARCH_ARGS if getattr(args, a) != getattr(cfg, f)]
+    dec_heads = args.decoder_heads or args.heads
+    if dec_heads != cfg.decoder_attention_heads:
+        wrong.append(f"decoder heads {dec_heads} (START: {cfg.decoder_attention_heads})")
+    if cfg.decoder_ffn_dim != cfg.encoder_ffn_dim:
+        wrong.append(f"START's decoder FFN {cfg.decoder_ffn_dim} differs from its encoder's "
+                     f"{cfg.encoder_ffn_dim}, which train cannot express")
+    if wrong:
+        raise TrainError(f"--init-from {args.init_from}: the architecture options disagree "
+                         f"with the start point: {'; '.join(wrong)}")
+    if cfg.vocab_size != len(vocab):
+        raise TrainError(f"--init-from {args.init_from}: the model has {cfg.vocab_size} ids, "
+                         f"the vocabulary {args.vocab} has {len(vocab)}")
+    if any(m.head_gate is not None for *_, m in start.model.attention_blocks()):
+        raise TrainError(f"--init-from {args.init_from}: the start point has head gates; "
+                         f"train starts from ungated weights (prune fine-tunes gated ones)")
+    config = MarianConfig.from_dict({**cfg.to_dict(), "dropout": args.dropout,
+                                     "attention_dropout": args.attention_dropout,
+                                     "activation_dropout": args.activation_dropout})
+    return start.model, config
+
+
 def _check_new_args(args) -> None:
     if args.update_freq < 1:
         raise TrainError(f"--update-freq {args.update_freq}: expected at least 1")
@@ -163,6 +207,7 @@ def run_training(args, log=print) -> dict:
     else:
         args.precision = resolve_precision(args.precision, device)
         _check_new_args(args)
+        args.init_sha256 = None
         if getattr(args, "head_layout", None):
             args.head_layout = spec_text(args.head_layout)  # run.json records the spec itself
     rlog = RunLog(args.out, log, is_main)
@@ -175,7 +220,14 @@ def run_training(args, log=print) -> dict:
 def _train(args, state, resume_path, device, rank, world, log: RunLog) -> dict:
     is_main = rank == 0
     vocab = Vocab.load(args.vocab)
-    config = MarianConfig.from_dict(state["config"]) if state else build_config(args, vocab)
+    init_model = None
+    if state:
+        config = MarianConfig.from_dict(state["config"])
+    elif getattr(args, "init_from", None):
+        init_model, config = load_init(args, vocab)
+        args.init_sha256 = param_checksum(init_model)
+    else:
+        config = build_config(args, vocab)
     if config.vocab_size != len(vocab):
         raise TrainError(f"vocabulary {args.vocab} has {len(vocab)} ids, the run's model "
                          f"expects {config.vocab_size}")
@@ -185,6 +237,11 @@ def _train(args, state, resume_path, device, rank, world, log: RunLog) -> dict:
 
     run_state.seed_all(args.seed + rank)
     model = MarianMTModel(config)
+    if init_model is not None:
+        run_state.load_model_state(model, {"model": init_model.state_dict()}, args.init_from)
+        if is_main:
+            log(f"train: warm start from {args.init_from} (weights sha256 "
+                f"{args.init_sha256[:16]}...); new optimiser state, step 0")
     if getattr(args, "head_layout", None):
         layout = apply_spec(parse_spec(args.head_layout), model)
         fixed_gates(model, layout)
