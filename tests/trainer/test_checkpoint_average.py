@@ -87,3 +87,17 @@ def test_plot_run(run, tmp_path, capsys):
     os.makedirs(tmp_path / "empty")
     assert cli.main(["plot-run", "--run", str(tmp_path / "empty"), "--out", str(png)]) == 1
     assert "no history.json and no ckpt-*.pt" in capsys.readouterr().err
+
+
+def test_plot_run_after_the_run_it_continues(run, tmp_path, capsys):
+    # A warm-started run drawn after its prior run (a history.json file), shifted by --offset.
+    prior = tmp_path / "prior.json"
+    prior.write_text(json.dumps({"history": [{"step": 100, "dev_bleu": 1.0, "dev_nll": 5.0},
+                                             {"step": 200, "dev_bleu": 2.0, "dev_nll": 4.0}]}))
+    png = tmp_path / "both.png"
+    assert cli.main(["plot-run", "--run", str(run), "--out", str(png), "--prior", str(prior),
+                     "--offset", "200"]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "3 evaluations" in capsys.readouterr().out
+    assert cli.main(["plot-run", "--run", str(run), "--out", str(png), "--offset", "200"]) == 1
+    assert "--offset 200: expected --prior" in capsys.readouterr().err

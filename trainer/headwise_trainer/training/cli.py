@@ -132,4 +132,10 @@ def add_plot_run(sub) -> None:
     pr.add_argument("--run", required=True, help="run directory")
     pr.add_argument("--out", required=True, help="PNG to write")
     pr.add_argument("--title", default="", help="plot title (default: the run directory)")
+    pr.add_argument("--prior", metavar="RUN_OR_HISTORY",
+                    help="the run this one was warm-started from (train --init-from): its "
+                         "directory or history.json, drawn first")
+    pr.add_argument("--offset", type=int, default=0, metavar="STEP",
+                    help="with --prior: the prior run's step at which this run began; this "
+                         "run's steps are drawn shifted by it")
     pr.set_defaults(func=lazy("training.plot_run:run_plot"))
