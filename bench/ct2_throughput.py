@@ -2,10 +2,10 @@
 """CTranslate2's side of bench/throughput.py, run in CTranslate2's Python (PYTHONPATH and
 LD_LIBRARY_PATH set by throughput.py --ct2 DIR). Never imported by headwise's build or tests.
 
-Written from CTranslate2's documented Python API and NOT run against a real CTranslate2 build
-when it was written (none could be built on the machine in reasonable time).
+Run against CTranslate2 4.8.1 built from source with Debian's oneDNN 2.6.3 (2026-12-04).
 
-Convert (a Hugging Face MarianMT checkpoint directory; needs transformers and torch):
+Convert (a Hugging Face MarianMT checkpoint directory, with bench/ct2_convert.py: numpy and
+ctranslate2.specs, no transformers; closed heads of a gated checkpoint are zeroed):
 
     ct2_throughput.py --convert CKPT_DIR --out CT2_DIR --quantization int8|float32
 
@@ -24,15 +24,16 @@ inter_threads=1 and intra_threads=--threads, device "cpu".
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
 
 
 def convert(a):
-    import ctranslate2
-    converter = ctranslate2.converters.TransformersConverter(a.convert)
-    converter.convert(a.out, quantization=a.quantization, force=True)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import ct2_convert
+    ct2_convert.convert(a.convert, a.out, quantization=a.quantization, force=True)
     return 0
 
 

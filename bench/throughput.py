@@ -8,7 +8,7 @@ time share of each operation at batch 32; results as JSON + markdown.
     bench/throughput.py --quick                      # batch 32, 1 thread, 100 lines: minutes
     bench/throughput.py --ct2 /path/to/ct2 ...       # the same matrix with CTranslate2 too
 
-Models: models/en-de/base.hwm (all 96 heads) and model.hwm (pruned, 24 heads) as shipped for
+Models: models/en-de/base.hwm (all 96 heads) and model.hwm (pruned: 37 of 96 heads since de-base-v5) as shipped for
 their weight format; the other format is converted from models/en-de/base-checkpoint and
 checkpoint with `headwise-convert --weights fp32|int8` into --scratch (never into models/).
 Each cell is one headwise_throughput process (bench/throughput_main.cc): tokenize every line,
@@ -21,14 +21,14 @@ of it whose Python package imports with DIR/python (or DIR) on sys.path and whos
 libctranslate2 is found in DIR/lib (or DIR/build). Both engines then run on copies of the
 checkpoints with the <pad> embedding row zeroed (the decoder start token's embedding, which
 CTranslate2's Marian handling and headwise must agree on for identical outputs), converted for
-headwise (headwise-convert) and for CTranslate2 (ctranslate2.converters.TransformersConverter,
-which needs transformers and torch in CTranslate2's Python), each engine in its own process
-(bench/ct2_throughput.py). CTranslate2 is set to its fastest configuration here: for each
-weight format, every environment in --ct2-env (default: as built, DNNL_MAX_CPU_ISA=
-AVX512_CORE_VNNI, CT2_USE_EXPERIMENTAL_PACKED_GEMM=1) is timed on one cell (batch 32,
-sentences, greedy, 1 thread) and the fastest is used for the whole matrix. The CTranslate2 part
-is written from CTranslate2's documented Python API and has NOT been run against a real build
-here (none could be built on this machine in reasonable time).
+headwise (headwise-convert) and for CTranslate2 (bench/ct2_convert.py: ctranslate2.specs and
+numpy, no transformers; the closed heads of a gated checkpoint are zeroed, and CTranslate2
+computes them), each engine in its own process (bench/ct2_throughput.py). CTranslate2 is set
+to its fastest configuration here: for each weight format, every environment in --ct2-env
+(default: as built, DNNL_MAX_CPU_ISA=AVX512_CORE_VNNI; oneDNN's AMX kernels were slower than
+its VNNI ones where AMX was granted) is timed on one cell (batch 32, sentences, greedy, 1
+thread) and the fastest is used for the whole matrix. Run against CTranslate2 4.8.1 built from
+source with Debian's oneDNN 2.6.3 (2026-12-04).
 """
 import argparse
 import datetime
@@ -50,7 +50,7 @@ MODELS = {  # name: (checkpoint directory, shipped .hwm)
     "pruned": ("models/en-de/checkpoint", "models/en-de/model.hwm"),
 }
 PROFILE_BATCH = 32
-DEFAULT_CT2_ENVS = ["", "DNNL_MAX_CPU_ISA=AVX512_CORE_VNNI", "CT2_USE_EXPERIMENTAL_PACKED_GEMM=1"]
+DEFAULT_CT2_ENVS = ["", "DNNL_MAX_CPU_ISA=AVX512_CORE_VNNI"]
 
 
 def csv(kind):
@@ -156,7 +156,8 @@ def ct2_env(ct2_dir, extra):
     env = dict(os.environ)
     paths = [p for p in (os.path.join(ct2_dir, "python"), ct2_dir) if os.path.isdir(p)]
     env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    libs = [p for p in (os.path.join(ct2_dir, "lib"), os.path.join(ct2_dir, "build"), ct2_dir)
+    libs = [p for p in (os.path.join(ct2_dir, "lib"), os.path.join(ct2_dir, "install", "lib"),
+                        os.path.join(ct2_dir, "build"), ct2_dir)
             if os.path.isdir(p)]
     env["LD_LIBRARY_PATH"] = os.pathsep.join(libs + [env.get("LD_LIBRARY_PATH", "")]).rstrip(os.pathsep)
     if extra:
@@ -382,7 +383,7 @@ def main(argv=None) -> int:
                                               threads=t, batch=b, headwise=h, ct2=c,
                                               identical=f"{same}/{n}"))
         results["ct2"] = {"dir": a.ct2, "chosen_env": chosen, "zeroed": notes, "cells": cells,
-                          "note": "untested against a real CTranslate2 build when written"}
+                          "version": cells[0]["ct2"].get("version") if cells else None}
 
     text = json.dumps(results, indent=1)
     md = markdown(results)
