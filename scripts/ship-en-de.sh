@@ -15,6 +15,8 @@
 # card (the demo sentences through the runtime, then the model card's generated tables:
 # `headwise-train model-card`).
 # Environment (defaults below): RUN, CORPUS, VOCAB, WORK, THREADS, DEVICE, AVG, LAMBDA,
+# PRIOR and OFFSET (a run warm-started with `train --init-from`: the history.json of the run it
+# continues and the step at which it began, for the dev curve),
 # PRUNE_STEPS, PRUNE_ARGS (more `prune` options), PRUNE_EVAL_VARIANTS (default full,gated),
 # PRUNE_EVAL_BEAM4_BASELINE (0: beam 4 scores only the pruned variants; the base's beam-4 score
 # is the eval stage's), ANALYZE_SENTENCES, EVAL_LIMIT (first N test
@@ -38,6 +40,8 @@ PRUNE_ARGS=${PRUNE_ARGS:-}
 PRUNE_EVAL_VARIANTS=${PRUNE_EVAL_VARIANTS:-full,gated}
 PRUNE_EVAL_BEAM4_BASELINE=${PRUNE_EVAL_BEAM4_BASELINE:-1}
 MODELS=${MODELS:-models/en-de}
+PRIOR=${PRIOR:-}
+OFFSET=${OFFSET:-0}
 
 train() { /usr/bin/python3 trainer/headwise-train "$@"; }
 say() { echo "ship-en-de: $*"; }
@@ -50,7 +54,10 @@ stage_base() {
       --record "$WORK/export.json"
   fi
   cp "$WORK/export.json" "$MODELS/training/export.json"
-  train plot-run --run "$RUN" --out "$MODELS/training/dev-curve.png" --title "en-de base ($(basename "$RUN"))"
+  local prior=()
+  [[ -n "$PRIOR" ]] && prior=(--prior "$PRIOR" --offset "$OFFSET")
+  train plot-run --run "$RUN" --out "$MODELS/training/dev-curve.png" "${prior[@]}" \
+    --title "en-de base ($(basename "$RUN"))"
   cp "$RUN/history.json" "$RUN/run.json" "$MODELS/training/"
   cp "$RUN/train.log" "$MODELS/training/train.log"
 }

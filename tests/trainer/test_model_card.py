@@ -118,3 +118,12 @@ def test_card_refuses_bases_scored_on_different_sentences(models):
     _write(str(models / "eval" / "new-base-test-greedy.json"), rec)
     with pytest.raises(model_card.ModelCardError, match="expected the same evaluation"):
         model_card.generated_section(str(models))
+
+
+def test_card_names_a_warm_start(models):
+    _write(str(models / "training" / "run.json"),
+           {"train_args": {"lr": 0.00044, "lr_schedule": "linear", "decay_steps": 1200,
+                           "min_lr": 0.0, "init_from": "START", "init_sha256": "ab" * 32}})
+    gen = model_card.generated_section(str(models))
+    assert "lr_schedule `linear`" in gen and "decay_steps `1200`" in gen
+    assert "Warm start (`--init-from`): the weights of `START` (sha256 `abababababababab...`)" in gen

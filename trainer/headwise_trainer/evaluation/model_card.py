@@ -188,10 +188,14 @@ def training_section(models_dir: str) -> List[str]:
     if run:
         a = run.get("train_args", {})
         keys = ("steps", "max_tokens", "nproc", "update_freq", "lr", "lr_schedule", "warmup",
-                "dropout", "attention_dropout", "activation_dropout", "label_smoothing",
-                "patience", "min_delta", "precision", "threads", "seed")
+                "decay_steps", "min_lr", "dropout", "attention_dropout", "activation_dropout",
+                "label_smoothing", "patience", "min_delta", "precision", "threads", "seed")
         lines.append("Run options (`training/run.json`): "
                      + ", ".join(f"{k} `{a[k]}`" for k in keys if k in a) + ".")
+        if a.get("init_from"):
+            lines.append(f"Warm start (`--init-from`): the weights of `{a['init_from']}` "
+                         f"(sha256 `{str(a.get('init_sha256'))[:16]}...`), a new optimiser "
+                         f"state; the steps above count from there.")
     if export:
         lines.append(f"Shipped base: {export['exported']} ({export['dtype']}).")
     lines.append("")
