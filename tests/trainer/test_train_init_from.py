@@ -64,6 +64,22 @@ def test_warm_start_begins_where_the_start_point_is(corpus, trained, tmp_path): 
     assert loss["warm"] < loss["fresh"] - 0.3, loss  # 3.50 against 4.18 when written
 
 
+def test_history_begins_with_the_start_points_dev_record(corpus, trained, tmp_path):  # noqa: F811
+    from headwise_trainer.training import dev_eval
+    args = train_args(corpus, tmp_path / "e", "--init-from", str(trained / "ckpt"), "--steps",
+                      "4", "--eval-every", "2", "--dev-bleu-sentences", "20", *FP32)
+    run_training(args, log=quiet)
+    history = json.loads((tmp_path / "e" / "history.json").read_text())["history"]
+    assert [r["step"] for r in history] == [0, 2, 4]
+    # Step 0 is START itself, scored as every evaluation is.
+    from headwise_trainer.data.batching import encode_split
+    vocab = Vocab.load(str(corpus / "vocab"))
+    dev = encode_split(vocab, args.data, "dev", args.max_len)
+    start = load_start_model(str(trained / "ckpt")).model
+    again = dev_eval.evaluate_dev(start, dev, vocab, args, 0, 0)
+    assert (again["dev_nll"], again["dev_bleu"]) == (history[0]["dev_nll"], history[0]["dev_bleu"])
+
+
 def test_warm_started_run_resumes_exactly(corpus, trained, tmp_path):  # noqa: F811
     start = ("--init-from", str(trained / "run"), *FP32)  # a run directory as START
     run_training(train_args(corpus, tmp_path / "a", "--steps", "16", "--checkpoint-every", "8",

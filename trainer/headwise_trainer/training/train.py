@@ -24,8 +24,9 @@ data order) whose weights are START's instead of a random initialisation. It is 
 continues on a machine that lost the run directory: from the weights that were committed (the
 shipped base), with a schedule chosen for the remaining budget. The architecture is START's
 (the architecture options must agree with it), the dropout options are this run's; run.json
-and every checkpoint record START and the sha256 of its weights. A warm start is not a resume:
-nothing of START's optimiser state or data position is used.
+and every checkpoint record START and the sha256 of its weights; with --eval-every the history
+begins with START's own dev record at step 0. A warm start is not a resume: nothing of START's
+optimiser state or data position is used.
 """
 from __future__ import annotations
 
@@ -282,6 +283,12 @@ def _train(args, state, resume_path, device, rank, world, log: RunLog) -> dict:
             f"{config.attention_dropout}, activation {config.activation_dropout}")
     log(f"train: device {device}, precision {args.precision}, {torch.get_num_threads()} "
         f"thread(s), {world} process(es); log {os.path.join(args.out, 'train.log')}")
+    if init_model is not None and args.eval_every and is_main:
+        # The start point's own dev record (step 0): where the curve begins, and what early
+        # stopping measures the warm start's progress against. Uses no random numbers.
+        record = dev_eval.evaluate_dev(model, dev, vocab, args, 0, 0, device)
+        log("dev: " + json.dumps(record))
+        history.append(record)
     ddp_ids = [device.index] if device.type == "cuda" else None
     net = torch.nn.parallel.DistributedDataParallel(model, device_ids=ddp_ids) \
         if world > 1 else model
