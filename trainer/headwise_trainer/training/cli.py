@@ -30,10 +30,11 @@ def add_train(sub) -> None:
                         "checkpoint directory, a run directory or a ckpt-*.pt file) instead of "
                         "a random initialisation: a warm start, not a resume (new optimiser "
                         "state, step 0, its own schedule and data order). The architecture "
-                        "comes from START; --d-model, --encoder-layers, --decoder-layers, "
+                        "comes from START: --d-model, --encoder-layers, --decoder-layers, "
                         "--heads, --decoder-heads, --ffn, --activation and --max-positions "
-                        "must be left at their defaults or agree with it. The dropout options "
-                        "apply. START must have no head gates and the vocabulary's size")
+                        "(given or by default) must agree with it, else an error names the "
+                        "ones that differ. The dropout options apply. START must have no head "
+                        "gates and the vocabulary's size")
     g = t.add_argument_group("model")
     g.add_argument("--d-model", type=int, default=256)
     g.add_argument("--encoder-layers", type=int, default=6)
