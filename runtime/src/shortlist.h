@@ -18,9 +18,10 @@
 //     same scalar finish on every kernel family) runs over them; identical to the full product
 //     on every CPU.
 //   - F32 weights: kernels::F32Gemv on the model's rows in place, one call per run of
-//     consecutive ids and row; identical to the full product where that is the one-row gemv
-//     (x86 AVX2 + FMA, batch-1 greedy); where the full product is XNNPACK's (several rows, or
-//     Arm) the two differ by float rounding only.
+//     consecutive ids and row; identical to the full product wherever that reads the weights
+//     in place (x86 with AVX2 + FMA: the gemv and the several-row kernels::F32Gemm share one
+//     summation order); where the full product is XNNPACK's (Arm, x86 without AVX2) the two
+//     differ by float rounding only.
 //   - F16 weights: the union's rows widened to F32 once per call (the same exact widening as
 //     the F32 fallback), then as F32. With fp16 arithmetic on (Arm FEAT_FP16) the full product
 //     rounds to F16, the union's does not.
@@ -81,6 +82,12 @@ class ShortlistOutput {
   // The union of the `batch` sources (validated: ids inside the vocabulary), EOS and UNK;
   // gathers the rows; sets logits rows [0, rows) to -inf (rows <= R). No allocation.
   void Prepare(const TokenSpan* sources, size_t batch, float* logits, size_t rows);
+
+  // Takes the union of `from`'s last Prepare (a batch lane, lanes.h: this operator's buffers
+  // point at `from`'s union and gathered rows, with scratch of its own for the product's output
+  // and LogSumExp) and sets logits rows [0, rows) to -inf (rows <= this operator's R). `from`
+  // must not Prepare again while this operator runs. No allocation.
+  void AdoptUnion(const ShortlistOutput& from, float* logits, size_t rows);
 
   // Logits of `rows` rows (x: [rows, d]) for the union's ids into logits + r * V; other ids
   // untouched. No allocation.

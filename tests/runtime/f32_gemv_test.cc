@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/f32_gemm.h"
 #include "kernels/f32_gemv.h"
 
 namespace headwise {
@@ -63,6 +64,45 @@ TEST_P(F32GemvTest, DispatchedKernelMatchesReferenceAndDoubleProduct) {
     const double bound = magnitude * static_cast<double>(c.k + 4) * 6e-8 + 1e-7;
     ASSERT_NEAR(got[o], exact, bound) << "out " << o;
   }
+}
+
+// The one-row kernel and the several-row kernel (kernels/f32_gemm.h) sum in the same order, so
+// a row's product is the same floats alone or among other rows: a sentence's translation does
+// not depend on how many others are decoded beside it (batching, batch lanes).
+TEST_P(F32GemvTest, MatchesTheSeveralRowKernelBitForBit) {
+  const GemvCase c = GetParam();
+  const size_t rows = 5;
+  const std::vector<float> x = Random(rows * c.k, 7, 2.0f);
+  const std::vector<float> w = Random(c.n * c.k, 8, 0.3f);
+  const std::vector<float> bias = Random(c.n, 9, 0.5f);
+  std::vector<float> several(rows * c.n), alone(rows * c.n), reference(rows * c.n);
+  kernels::F32GemmArgs g;
+  g.x = x.data();
+  g.x_stride = c.k;
+  g.rows = rows;
+  g.k = c.k;
+  g.w = w.data();
+  g.bias = bias.data();
+  g.y = several.data();
+  g.y_stride = c.n;
+  g.out_min = -std::numeric_limits<float>::infinity();
+  g.out_max = std::numeric_limits<float>::infinity();
+  kernels::F32Gemm(g, 0, c.n);
+  g.y = reference.data();
+  kernels::F32GemmReference(g, 0, c.n);
+  for (size_t r = 0; r < rows; ++r) {
+    kernels::F32GemvArgs a;
+    a.x = x.data() + r * c.k;
+    a.k = c.k;
+    a.w = w.data();
+    a.bias = bias.data();
+    a.y = alone.data() + r * c.n;
+    a.out_min = g.out_min;
+    a.out_max = g.out_max;
+    kernels::F32Gemv(a, 0, c.n);
+  }
+  ASSERT_EQ(alone, reference) << kernels::F32GemvKernelName();
+  ASSERT_EQ(several, reference) << kernels::F32GemmKernelName();
 }
 
 TEST_P(F32GemvTest, ClampsToTheOutputRange) {

@@ -1,7 +1,7 @@
 // The in-place fp32 path: kernels::F32Gemm on the model's F32 / F16 weights where they lie
 // (x86 with AVX2, FMA and F16C; the AVX-512 family where the CPU has it), so the Translator
 // holds no second copy of them. One F32 row goes to the one-row gemv (kOneRowPaths), which is
-// faster there.
+// faster there and gives the same floats (kernels/f32_gemv.h: the same summation order).
 #include <algorithm>
 #include <string>
 #include <vector>

@@ -2,15 +2,17 @@
 // stored row-major [n, k] (the file's F32 layout, read in place):
 //   y[o] = clamp(sum_k x[k] * w[o, k] + bias[o], min, max)
 // It serves batch-1 decoding, where XNNPACK's F32 GEMM runs its 1 x 16 tile with two FMA chains
-// per k (bound by FMA latency, about a third of what the core can issue). Here each weight row is
-// summed by four accumulators, two rows at a time (eight independent chains), read in one
-// sequential pass.
+// per k (bound by FMA latency, about a third of what the core can issue). Here eight output
+// channels are summed at a time, one accumulator each (eight independent chains), in one
+// sequential pass over their eight contiguous weight rows.
 //
-// Summation order (fixed, so results do not depend on which channels share a call or a thread):
-// per output, chunk m of 8 floats (m < k / 8) goes into accumulator m % 4 of 8 lanes; the four
-// are added as (a0 + a1) + (a2 + a3), the 8 lanes as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) +
-// (l6 + l7)), then the k % 8 tail in order, then the bias. On x86 with AVX2 + FMA the lanes use
-// fused multiply-adds; the reference does the same with std::fma, so both give identical floats.
+// Summation order: that of kernels/f32_gemm.h, so that a row's result is the same floats
+// whether it is computed alone (this kernel) or among other rows (the several-row kernels):
+// per output, chunk m of 8 floats (m < k / 8) accumulates into one 8-lane vector with fused
+// multiply-adds, the 8 lanes are added as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)),
+// then the k % 8 tail in order (fused), then the bias. So a sentence's translation does not
+// depend on how many other sentences are still being decoded beside it (batching, batch lanes).
+// The reference does the same with std::fma, so both give identical floats.
 #ifndef HEADWISE_RUNTIME_KERNELS_F32_GEMV_H_
 #define HEADWISE_RUNTIME_KERNELS_F32_GEMV_H_
 
