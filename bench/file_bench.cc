@@ -15,10 +15,13 @@
 //       are in the kinds too).
 //   file/throughput/batch:B/beam:K  every model, 1 thread: <label>/tokens_per_s (CPU time) and
 //       the shares as above.
-//   file/threads/batch:B/beam:K/wait:yield|spin  (--long) every model on a 1-thread and a
-//       2-thread Translator in turn, wall time: <label>/speedup_2_threads; the 2-thread one's
-//       workers yield (the default) or spin (WorkerWait), each wait its own benchmark. Only
-//       meaningful on two otherwise idle cores.
+//   file/threads/batch:B/beam:K/wait:yield|spin  (--long) every model on a 1-thread
+//       Translator, a 2-thread one that splits each product over the pool (batch_lanes 1) and
+//       a 2-thread one with batch lanes (the default; runtime/src/lanes.h) in turn, through
+//       Translator::TranslateIds, wall time: <label>/speedup_2_threads (split products),
+//       <label>/speedup_2_threads_lanes and <label>/batch_lanes (the lanes in use); the 2-thread
+//       ones' workers yield (the default) or spin (WorkerWait), each wait its own benchmark.
+//       Only meaningful on two otherwise idle cores.
 //
 // Models within one benchmark run in turn in every iteration, so a ratio between them (int8
 // over fp32, beam over greedy) comes from one run. Environment:
@@ -236,24 +239,73 @@ void BM_Throughput(benchmark::State& state, int batch, int beam) {
   }
 }
 
-void BM_FileThreads(benchmark::State& state, int batch, int beam, WorkerWait wait) {
-  std::vector<std::unique_ptr<Translator::Impl>> one, two;
-  for (const FileModel& m : Models()) {
-    one.push_back(MakeTranslator(m, batch, beam, 1));
-    two.push_back(MakeTranslator(m, batch, beam, 2, wait));
-  }
-  std::vector<Totals> t1(Models().size()), t2(Models().size());
-  for (auto _ : state) {
-    for (size_t i = 0; i < Models().size(); ++i) {
-      TranslateLines(Models()[i], *one[i], static_cast<size_t>(batch), beam, &t1[i]);
-      TranslateLines(Models()[i], *two[i], static_cast<size_t>(batch), beam, &t2[i]);
+// A public Translator (Translator::TranslateIds, so batch lanes run where the limits have them).
+std::unique_ptr<Translator> MakePublicTranslator(const FileModel& m, int batch, int beam, int threads,
+                                                 WorkerWait wait, int batch_lanes) {
+  TranslatorLimits l;
+  l.worker_wait = wait;
+  l.max_batch = batch;
+  l.max_beam = beam;
+  l.max_source_tokens = kMaxTokens;
+  l.max_target_tokens = kMaxTokens;
+  l.num_threads = threads;
+  l.batch_lanes = batch_lanes;
+  Result<std::unique_ptr<Translator>> t = Translator::Create(m.model, l);
+  if (!t.ok()) Die(m.label + ": " + t.status().ToString());
+  return std::move(t).value();
+}
+
+// As TranslateLines, through the public TranslateIds (wall time and tokens only).
+void TranslateLinesPublic(const FileModel& m, Translator& t, size_t batch, int beam, Totals* totals) {
+  SearchOptions search;
+  search.beam_size = beam;
+  search.max_length = kMaxTokens;
+  std::vector<TokenSpan> spans;
+  const auto wall0 = std::chrono::steady_clock::now();
+  for (size_t first = 0; first < m.lines.size(); first += batch) {
+    const size_t n = std::min(batch, m.lines.size() - first);
+    spans.clear();
+    for (size_t i = 0; i < n; ++i) spans.push_back({m.lines[first + i].data(), m.lines[first + i].size()});
+    const Status s = t.TranslateIds(spans.data(), n, search);
+    if (!s.ok()) Die(s.ToString());
+    for (size_t i = 0; i < n; ++i) {
+      const HypothesisView h = t.hypothesis(i, 0);
+      totals->tokens += h.size + (h.finished ? 1 : 0);
     }
   }
-  for (size_t i = 0; i < Models().size(); ++i) {
+  totals->wall += SecondsSince(wall0);
+}
+
+// 1 thread, then 2 threads splitting each product over the pool (batch_lanes 1), then 2
+// threads with batch lanes (the default where the weights are read in place; lanes.h), in turn.
+void BM_FileThreads(benchmark::State& state, int batch, int beam, WorkerWait wait) {
+  std::vector<std::unique_ptr<Translator>> one, split, lanes;
+  for (const FileModel& m : Models()) {
+    one.push_back(MakePublicTranslator(m, batch, beam, 1, WorkerWait::kYield, 1));
+    split.push_back(MakePublicTranslator(m, batch, beam, 2, wait, 1));
+    lanes.push_back(MakePublicTranslator(m, batch, beam, 2, wait, 0));
+  }
+  const size_t n = Models().size();
+  std::vector<Totals> t1(n), t2(n), t3(n);
+  for (auto _ : state) {
+    for (size_t i = 0; i < n; ++i) {
+      TranslateLinesPublic(Models()[i], *one[i], static_cast<size_t>(batch), beam, &t1[i]);
+      TranslateLinesPublic(Models()[i], *split[i], static_cast<size_t>(batch), beam, &t2[i]);
+      TranslateLinesPublic(Models()[i], *lanes[i], static_cast<size_t>(batch), beam, &t3[i]);
+    }
+  }
+  const double iterations = static_cast<double>(state.iterations());
+  for (size_t i = 0; i < n; ++i) {
     const std::string p = Models()[i].label + "/";
-    state.counters[p + "ms_1_thread"] = t1[i].wall / static_cast<double>(state.iterations()) * 1e3;
-    state.counters[p + "ms_2_threads"] = t2[i].wall / static_cast<double>(state.iterations()) * 1e3;
+    if (t1[i].tokens != t2[i].tokens || t1[i].tokens != t3[i].tokens) {
+      Die(p + ": the translators generated different numbers of tokens");
+    }
+    state.counters[p + "ms_1_thread"] = t1[i].wall / iterations * 1e3;
+    state.counters[p + "ms_2_threads"] = t2[i].wall / iterations * 1e3;
+    state.counters[p + "ms_2_threads_lanes"] = t3[i].wall / iterations * 1e3;
     state.counters[p + "speedup_2_threads"] = t1[i].wall / t2[i].wall;
+    state.counters[p + "speedup_2_threads_lanes"] = t1[i].wall / t3[i].wall;
+    state.counters[p + "batch_lanes"] = lanes[i]->limits().batch_lanes;
   }
 }
 

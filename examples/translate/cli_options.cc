@@ -63,6 +63,12 @@ Options:
                           calls of a translation instead of sleeping; faster on cores the
                           process has to itself, much slower when other processes keep the
                           cores busy (default: they sleep)
+  --batch-lanes N         a batch of several lines is dealt out to N sub-batches, each
+                          translated whole on one of the --threads (one wake of the
+                          workers per batch instead of one per matrix product); 0
+                          (default) = --threads where the weights are read in place (int8;
+                          fp32 on x86 with AVX2), else 1; 1 = off (each product is split
+                          over the threads). The translations are the same either way
   --verbose               print the compute precision and why, the kernel each weight
                           format runs on this CPU and whether the shortlist is used, to
                           standard error, e.g.
@@ -150,7 +156,7 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
     static const char* const kValued[] = {"-m", "--model", "--beam", "--nbest", "--max-len",
                                           "--max-input-len", "--length-penalty", "--beam-stop",
                                           "--threads", "--batch", "--batch-tokens", "--window",
-                                          "--fp16"};
+                                          "--fp16", "--batch-lanes"};
     bool known = false;
     for (const char* k : kValued) known = known || name == k;
     if (!known) {
@@ -188,6 +194,8 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
       o->beam_stop = value;
     } else if (name == "--threads") {
       if (!ParseInt(value, 1, 1024, &o->threads)) return bad("an integer in [1, 1024]");
+    } else if (name == "--batch-lanes") {
+      if (!ParseInt(value, 0, 1024, &o->batch_lanes)) return bad("an integer in [0, 1024]");
     } else if (name == "--batch") {
       if (!ParseInt(value, 1, 65536, &o->batch)) return bad("an integer in [1, 65536]");
     } else if (name == "--batch-tokens") {

@@ -145,6 +145,7 @@ int Run(const CliOptions& o) {
                                               : Fp16Compute::kAuto;
   limits.use_shortlist = o.shortlist;
   limits.worker_wait = o.spin_workers ? WorkerWait::kSpin : WorkerWait::kYield;
+  limits.batch_lanes = o.batch_lanes;
   auto translator = Translator::Create(*model, limits);
   if (!translator.ok()) {
     const ErrorCode code = translator.status().code();
@@ -158,6 +159,7 @@ int Run(const CliOptions& o) {
     PrintError(std::string("precision ") + (*translator)->precision_note());
     PrintError(std::string("kernels ") + (*translator)->kernel_paths());
     PrintError("shortlist " + ShortlistNote((*model)->info(), **translator));
+    PrintError("batch lanes " + std::to_string((*translator)->limits().batch_lanes));
   }
 
   SearchOptions search;

@@ -85,6 +85,11 @@ typedef struct hw_translator_params {
    * calls (headwise.hpp, WorkerWait: spinning is faster on cores the process has to itself and
    * much slower on busy ones). */
   int worker_wait;
+  /* Batch lanes (headwise.hpp, TranslatorLimits::batch_lanes): a call of several sentences is
+   * dealt out to this many sub-batches, each run whole on one thread of the pool. Default 0 =
+   * num_threads where the operators read the weights in place (int8; fp32 on x86 with AVX2),
+   * else 1; 1 = off. hw_translator_batch_lanes reports the value in use. */
+  int batch_lanes;
 } hw_translator_params;
 
 /* fp16 arithmetic for models with F16 weights (headwise.hpp, Fp16Compute): AUTO uses it on
@@ -334,6 +339,8 @@ hw_status hw_translator_line_status(const hw_translator* translator, size_t sent
 const char* hw_translator_line_error_message(const hw_translator* translator, size_t sentence);
 /* The sort window in use (hw_translator_params.sort_window, 0 resolved); 0 for NULL. */
 int hw_translator_sort_window(const hw_translator* translator);
+/* The batch lanes in use (hw_translator_params.batch_lanes, 0 resolved); 0 for NULL. */
+int hw_translator_batch_lanes(const hw_translator* translator);
 /* 0 unless the translator's last call was a successful hw_translate_ids or
  * hw_translate_ids_each (hw_translate replaces the translator's results). */
 size_t hw_translator_num_hypotheses(const hw_translator* translator, size_t sentence);

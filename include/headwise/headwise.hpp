@@ -275,6 +275,24 @@ struct TranslatorLimits {
   // logit. Off (false): the full vocabulary, as for a model without shortlist.
   bool use_shortlist = true;
   WorkerWait worker_wait = WorkerWait::kYield;  // see WorkerWait
+  // Batch lanes: a call of several sentences is dealt out to this many lanes (sentence i to
+  // lane i % lanes), and each lane runs its sentences whole (encoder, every decode step and the
+  // search) on one thread of the pool, all lanes at once: one wake of the workers per call
+  // instead of one per product, and the search, attention and layer norms run in parallel too.
+  // Each lane has its own activation memory planned for ceil(max_batch / lanes) sentences
+  // (added to arena_bytes) and its own operators, which read the weights in place; the weights
+  // are never copied for a lane. A call with fewer sentences than lanes (batch-1 decoding)
+  // splits each product over the pool instead. Results are the same bits with or without
+  // lanes (every sentence is computed on its own rows; a vocabulary shortlist's union is taken
+  // over the whole call either way).
+  //   0 (default): num_threads lanes when num_threads > 1 and every operator reads the weights
+  //     in place (int8 everywhere; fp32 on x86 with AVX2), else 1. Translator::limits()
+  //     reports the value in use.
+  //   1: off (every call splits its products over the pool).
+  //   2..num_threads: that many lanes; Create fails (kInvalidArgument) when an operator holds
+  //     a packed copy of its weights (XNNPACK's fp32 and fp16 paths: Arm fp32 / fp16, x86 without
+  //     AVX2), since every lane would need its own copy.
+  int batch_lanes = 0;
 };
 
 // When a beam search ends besides beam_size finished hypotheses (the rules are under "Decoding
@@ -418,7 +436,8 @@ class Translator {
 
   const TranslatorLimits& limits() const;
   const std::shared_ptr<const Model>& model() const;
-  // Bytes of the planned activation arena (and scratch) of this Translator.
+  // Bytes of the planned activation arena (and scratch) of this Translator, its batch lanes'
+  // included.
   size_t arena_bytes() const;
   // What the matrix products compute in, decided at Create from the model's weight types,
   // limits().fp16_compute and the CPU. precision_note() says why in one line, e.g. "f32: the

@@ -178,9 +178,11 @@ class TranslatorLimits:
     sort_window: int
     shortlist: bool
     spin_workers: bool
+    batch_lanes: int
     def __init__(self, max_batch: int, max_source_tokens: int, max_target_tokens: int,
                  max_beam: int, threads: int, max_memory_bytes: int, fp16_compute: str,
-                 sort_window: int, shortlist: bool = ..., spin_workers: bool = ...) -> None: ...
+                 sort_window: int, shortlist: bool = ..., spin_workers: bool = ...,
+                 batch_lanes: int = ...) -> None: ...
 
 class Translator:
     model: Model
@@ -189,7 +191,7 @@ class Translator:
                  max_source_tokens: Optional[int] = ..., max_target_tokens: Optional[int] = ...,
                  max_beam: int = ..., max_memory_bytes: int = ...,
                  fp16_compute: str = ..., sort_window: Optional[int] = ...,
-                 shortlist: bool = ..., spin_workers: bool = ...) -> None: ...
+                 shortlist: bool = ..., spin_workers: bool = ..., batch_lanes: int = ...) -> None: ...
     @property
     def precision(self) -> str: ...
     @property

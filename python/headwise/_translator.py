@@ -93,6 +93,7 @@ class TranslatorLimits:
     sort_window: int  # lines sorted by length and batched together (the value in use)
     shortlist: bool = True
     spin_workers: bool = False
+    batch_lanes: int = 1  # sub-batches run whole on the pool's threads (the value in use)
 
 
 def _c_int(name: str, value) -> int:
@@ -119,7 +120,10 @@ class Translator:
     whole vocabulary, as headwise-translate --no-shortlist) and ``spin_workers`` (default
     False: the pool's workers sleep between parallel calls; True: they spin, faster on cores
     the process has to itself and much slower on busy ones, as headwise-translate
-    --spin-workers).
+    --spin-workers) and ``batch_lanes`` (default 0: ``threads`` where the weights are read in
+    place, int8 and fp32 on x86 with AVX2, else 1; a batch of several lines is dealt out to
+    that many sub-batches, each translated whole on one thread; 1 = off; the translations are
+    the same either way; ``limits.batch_lanes`` reports the value in use).
 
     Threads: the GIL is released while translating, so several Python threads, each with its
     own Translator over one shared Model, translate in parallel. Calls on one Translator from
@@ -138,7 +142,7 @@ class Translator:
                  max_source_tokens: Optional[int] = None, max_target_tokens: Optional[int] = None,
                  max_beam: int = 4, max_memory_bytes: int = 0, fp16_compute: str = "auto",
                  sort_window: Optional[int] = None,
-                 shortlist: bool = True, spin_workers: bool = False):
+                 shortlist: bool = True, spin_workers: bool = False, batch_lanes: int = 0):
         if not isinstance(model, Model):
             raise TypeError(f"model must be a headwise.Model, found {type(model).__name__}")
         positions = model.config.max_position_embeddings
@@ -167,6 +171,7 @@ class Translator:
         p.sort_window = 0 if sort_window is None else _c_int("sort_window", sort_window)
         p.use_shortlist = 1 if shortlist else 0
         p.worker_wait = lib.HW_WORKERS_SPIN if spin_workers else lib.HW_WORKERS_YIELD
+        p.batch_lanes = _c_int("batch_lanes", batch_lanes)
         # The C translator holds its own reference on the model; this handle keeps the C
         # hw_model (used for decoding in translate_ids) alive as long as the translator.
         self._model_handle = model._live()
@@ -178,7 +183,8 @@ class Translator:
         self.limits = TranslatorLimits(p.max_batch, p.max_source_tokens, p.max_target_tokens,
                                        p.max_beam, p.num_threads, max_memory_bytes, fp16_compute,
                                        lib.hw_translator_sort_window(self._handle),
-                                       shortlist, spin_workers)
+                                       shortlist, spin_workers,
+                                       lib.hw_translator_batch_lanes(self._handle))
 
     @property
     def precision(self) -> str:

@@ -158,7 +158,10 @@ def test_max_length_and_length_penalty(tiny):
 def test_translator_limits_precision_and_repr(tiny, shipped):
     m = headwise.Model(tiny)
     t = headwise.Translator(m, threads=2, max_batch=3, max_beam=2)
-    assert t.limits == headwise.TranslatorLimits(3, 256, 256, 2, 2, 0, "auto", 48)
+    # Batch lanes by default where the fp32 weights are read in place (x86 with AVX2).
+    lanes = 1 if "xnnpack" in t.kernel_paths else 2
+    assert t.limits == headwise.TranslatorLimits(3, 256, 256, 2, 2, 0, "auto", 48,
+                                                 batch_lanes=lanes)
     assert t.precision == "f32" and t.precision_note.startswith("f32")
     assert t.kernel_paths.startswith("fp32: ")
     assert "threads=2" in repr(t)
@@ -170,6 +173,9 @@ def test_translator_limits_precision_and_repr(tiny, shipped):
     spinning = headwise.Translator(m, threads=2, max_batch=3, max_beam=2, spin_workers=True)
     assert spinning.limits.spin_workers and not t.limits.spin_workers
     assert [r.text for r in spinning.translate(lines)] == [r.text for r in t.translate(lines)]
+    no_lanes = headwise.Translator(m, threads=2, max_batch=3, max_beam=2, batch_lanes=1)
+    assert no_lanes.limits.batch_lanes == 1
+    assert [r.text for r in no_lanes.translate(lines)] == [r.text for r in t.translate(lines)]
 
 
 def test_length_sorted_batching_keeps_each_lines_result(tiny):

@@ -135,7 +135,10 @@ def test_translator_creation_errors(tiny):
                         (dict(fp16_compute="require"), headwise.InvalidArgumentError),
                         (dict(fp16_compute="sometimes"), headwise.InvalidArgumentError),
                         (dict(max_memory_bytes=-1), headwise.InvalidArgumentError),
-                        (dict(spin_workers=1), TypeError)]:
+                        (dict(spin_workers=1), TypeError),
+                        (dict(batch_lanes=-1), headwise.InvalidArgumentError),
+                        (dict(threads=2, batch_lanes=3), headwise.InvalidArgumentError),
+                        (dict(batch_lanes=1.0), TypeError)]:
         with pytest.raises(cls):
             headwise.Translator(m, **limits)
     with pytest.raises(headwise.LimitExceededError, match="bytes"):

@@ -224,6 +224,7 @@ hw_translator_params hw_translator_default_params(void) {
   p.sort_window = d.sort_window;
   p.use_shortlist = d.use_shortlist ? 1 : 0;
   p.worker_wait = static_cast<int>(d.worker_wait);
+  p.batch_lanes = d.batch_lanes;
   return p;
 }
 
@@ -367,6 +368,7 @@ hw_status hw_translator_create(const hw_model* model, const hw_translator_params
     limits.sort_window = params->sort_window;
     limits.use_shortlist = params->use_shortlist != 0;
     limits.worker_wait = static_cast<headwise::WorkerWait>(params->worker_wait);
+    limits.batch_lanes = params->batch_lanes;
     auto created = headwise::Translator::Create(model->model, limits);
     if (!created.ok()) return Fail(created.status());
     auto t = std::make_unique<hw_translator>();
@@ -628,6 +630,10 @@ const char* hw_translator_line_error_message(const hw_translator* translator, si
 
 int hw_translator_sort_window(const hw_translator* translator) {
   return translator == nullptr ? 0 : translator->translator->limits().sort_window;
+}
+
+int hw_translator_batch_lanes(const hw_translator* translator) {
+  return translator == nullptr ? 0 : translator->translator->limits().batch_lanes;
 }
 
 size_t hw_translator_num_hypotheses(const hw_translator* translator, size_t sentence) {

@@ -67,6 +67,22 @@ std::string KernelPaths(const Network& net) {
   return out;
 }
 
+bool HoldsWeightCopies(const Network& net) {
+  bool copies = net.lm_head.HoldsWeightCopy();
+  for (const EncoderLayerOps& l : net.encoder) {
+    for (const FullyConnected* fc : {&l.qkv, &l.out, &l.fc1, &l.fc2}) {
+      copies = copies || fc->HoldsWeightCopy();
+    }
+  }
+  for (const DecoderLayerOps& l : net.decoder) {
+    for (const FullyConnected* fc : {&l.self_qkv, &l.self_out, &l.cross_q, &l.cross_kv,
+                                     &l.cross_out, &l.fc1, &l.fc2}) {
+      copies = copies || fc->HoldsWeightCopy();
+    }
+  }
+  return copies;
+}
+
 Status CreateNetwork(const Model::Impl& m, int num_threads, const Int8Scratch* int8,
                      const F16Scratch* f16, Network* net) {
   net->model = &m;

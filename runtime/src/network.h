@@ -58,6 +58,10 @@ struct Network {
 // "(2+ rows)": e.g. "int8: neon-dotprod", "fp32: xnnpack (2+ rows), fp32: f32-gemv-avx2 (1 row)".
 std::string KernelPaths(const Network& net);
 
+// True when any operator computes from a packed copy of its weights (XNNPACK's paths), false
+// when every one reads the model's weights in place.
+bool HoldsWeightCopies(const Network& net);
+
 // Starts the pool and creates every operator of `model`. `int8` is the int8 operators'
 // scratch (used when the model has I8 matrices); `f16` non-null runs F16 matrices in fp16
 // arithmetic (the caller checked DetectFp16Arithmetic). Errors: those of ThreadPool::Create

@@ -104,6 +104,13 @@ void ShortlistOutput::Prepare(const TokenSpan* sources, size_t batch, float* log
   std::fill(logits, logits + rows * V, -std::numeric_limits<float>::infinity());
 }
 
+void ShortlistOutput::AdoptUnion(const ShortlistOutput& from, float* logits, size_t rows) {
+  size_ = from.size_;
+  runs_ = from.runs_;
+  const size_t V = model_->config.vocab_size;
+  std::fill(logits, logits + rows * V, -std::numeric_limits<float>::infinity());
+}
+
 float ShortlistOutput::LogSumExp(const float* logits, float* max_out) const {
   const ShortlistBuffers& b = *buf_;
   for (size_t j = 0; j < size_; ++j) b.row[j] = logits[b.ids[j]];

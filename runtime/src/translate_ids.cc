@@ -56,10 +56,21 @@ Status Translator::TranslateIds(const TokenSpan* sources, size_t batch,
   }
 
   t.result_sentences = 0;  // the previous results are overwritten from here on
+  t.result_lanes = 0;
   t.window_lines = 0;
   if (batch == 0) return Status::Ok();
   const size_t max_length = options.max_length > 0 ? static_cast<size_t>(options.max_length)
                                                    : static_cast<size_t>(t.limits.max_target_tokens);
+  // Batch lanes for two sentences or more; not while profiling (OpProfile counts from one
+  // thread).
+  if (batch >= 2 && !t.lanes.lanes.empty() && t.net.profile == nullptr) {
+    if (t.shortlist.valid()) t.shortlist.Prepare(sources, batch, t.buf.search.logits, 0);  // the union only
+    HW_ASSIGN_OR_RETURN(t.result_lanes,
+                        RunLanes(t.lanes, t.net, t.shortlist, sources, batch, options, max_length));
+    t.result_sentences = batch;
+    t.result_hypotheses = static_cast<size_t>(options.num_hypotheses);
+    return Status::Ok();
+  }
   HW_RETURN_IF_ERROR(RunEncoder(t.net, t.buf.encoder, sources, batch));
   if (t.shortlist.valid()) {
     // The rows a step of this call can use: one per sentence, or per live beam.
@@ -82,14 +93,21 @@ size_t Translator::num_hypotheses(size_t sentence) const {
     return sentence < t.window_lines ? static_cast<size_t>(t.buf.window.count[sentence]) : 0;
   }
   if (sentence >= t.result_sentences) return 0;
-  const size_t stored = t.buf.search.hyps.count(sentence);
+  const size_t stored =
+      t.result_lanes > 0
+          ? t.lanes.lanes[sentence % t.result_lanes]->buf.search.hyps.count(sentence / t.result_lanes)
+          : t.buf.search.hyps.count(sentence);
   return stored < t.result_hypotheses ? stored : t.result_hypotheses;
 }
 
 HypothesisView Translator::hypothesis(size_t sentence, size_t k) const {
   if (k >= num_hypotheses(sentence)) return HypothesisView{};
-  if (impl_->window_lines > 0) return impl_->buf.window.Get(sentence, k);
-  return impl_->buf.search.hyps.Get(sentence, k);
+  const Impl& t = *impl_;
+  if (t.window_lines > 0) return t.buf.window.Get(sentence, k);
+  if (t.result_lanes > 0) {
+    return t.lanes.lanes[sentence % t.result_lanes]->buf.search.hyps.Get(sentence / t.result_lanes, k);
+  }
+  return t.buf.search.hyps.Get(sentence, k);
 }
 
 Status Translator::ForcedLogits(TokenSpan source, TokenSpan target, float* logits) {

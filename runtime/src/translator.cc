@@ -3,6 +3,7 @@
 // Translation itself is in translate_ids.cc.
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -140,8 +141,24 @@ Result<std::unique_ptr<Translator::Impl>> CreateTranslatorImpl(std::shared_ptr<c
   HW_RETURN_IF_ERROR(CreateNetwork(m, limits.num_threads, &impl->buf.int8,
                                    f16 ? &impl->buf.f16 : nullptr, &impl->net));
   impl->net.spin_workers = limits.worker_wait == WorkerWait::kSpin;
-  if (ShortlistEnabled(m, limits)) {
-    impl->shortlist = ShortlistOutput(m, impl->buf.shortlist, &impl->buf.int8);
+  const bool shortlist = ShortlistEnabled(m, limits);
+  if (shortlist) impl->shortlist = ShortlistOutput(m, impl->buf.shortlist, &impl->buf.int8);
+  HW_ASSIGN_OR_RETURN(impl->limits.batch_lanes, ResolveBatchLanes(impl->limits, impl->net));
+  if (impl->limits.batch_lanes > 1) {
+    const ShortlistBuffers* union_buffers = shortlist ? &impl->buf.shortlist : nullptr;
+    const size_t lane_bytes =
+        MeasureLanes(m, impl->limits, hyps_per_sentence, union_buffers);
+    if (lane_bytes > SIZE_MAX - bytes ||
+        (limits.max_memory_bytes != 0 && bytes + lane_bytes > limits.max_memory_bytes)) {
+      return Status(ErrorCode::kLimitExceeded,
+                    "these TranslatorLimits need " + std::to_string(bytes) +
+                        " bytes of activation memory and " + std::to_string(lane_bytes) +
+                        " more for " + std::to_string(impl->limits.batch_lanes) +
+                        " batch lanes; max_memory_bytes is " +
+                        std::to_string(limits.max_memory_bytes) +
+                        " (batch_lanes = 1 needs no lane memory)");
+    }
+    HW_RETURN_IF_ERROR(CreateLanes(m, impl->limits, hyps_per_sentence, union_buffers, &impl->lanes));
   }
   impl->kernel_paths = KernelPaths(impl->net);
   return impl;
@@ -158,7 +175,7 @@ Translator::~Translator() = default;
 
 const TranslatorLimits& Translator::limits() const { return impl_->limits; }
 const std::shared_ptr<const Model>& Translator::model() const { return impl_->model; }
-size_t Translator::arena_bytes() const { return impl_->arena.size(); }
+size_t Translator::arena_bytes() const { return impl_->arena.size() + impl_->lanes.bytes; }
 MatmulPrecision Translator::matmul_precision() const { return impl_->precision; }
 const std::string& Translator::precision_note() const { return impl_->precision_note; }
 const std::string& Translator::kernel_paths() const { return impl_->kernel_paths; }

@@ -11,9 +11,10 @@
 //   3. Scratch reused per step: the encoder and decoder scratch share bytes (the encoder's is
 //      dead once the cross-attention K/V are computed).
 //
-// Threads: one call at a time per Translator (headwise.hpp). Within a call the Translator's
-// pool runs the XNNPACK operators and the attention heads (parallel.h); everything else runs
-// on the calling thread. The Model is only read.
+// Threads: one call at a time per Translator (headwise.hpp). Within a call of several sentences
+// with batch lanes (lanes.h) each lane runs its sentences whole on one thread of the pool;
+// otherwise the pool runs the matrix products and the attention heads (parallel.h) and
+// everything else runs on the calling thread. The Model is only read.
 //
 // The stages get only their own part: RunEncoder(net, buf.encoder), Decoder(net, buf.decoder),
 // RunGreedy / RunBeam(decoder, buf.search); TranslateIdsEach (batching.cc) plans its batches
@@ -28,6 +29,7 @@
 
 #include "arena.h"
 #include "decoder.h"
+#include "lanes.h"
 #include "headwise/headwise.hpp"
 #include "model_impl.h"
 #include "network.h"
@@ -51,10 +53,16 @@ struct Translator::Impl {
   // The output layer over the shortlist's union (shortlist.h); valid() only when
   // ShortlistEnabled(model, limits). Points at buf.shortlist and buf.int8.
   ShortlistOutput shortlist;
+  // Batch lanes (lanes.h), limits.batch_lanes > 1 only; after buf (their views point into
+  // buf.shortlist). Calls of at least two sentences run on them.
+  BatchLanes lanes;
 
   // Results of the last successful TranslateIds.
   size_t result_sentences = 0;
   size_t result_hypotheses = 0;  // requested num_hypotheses
+  // Lanes the last successful TranslateIds ran on (0: none; its results are in buf.search):
+  // sentence s is in lane s % result_lanes at index s / result_lanes.
+  size_t result_lanes = 0;
   // Lines of the last successful TranslateIdsEach, whose results are in buf.window (0 after
   // any other call), and their statuses (sized sort_window at Create): a failed batch's status
   // is copied in, a line's own fault (buf.window.fault) described when line_status asks.

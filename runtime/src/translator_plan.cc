@@ -33,7 +33,7 @@ bool HasInt8Weights(const Model::Impl& model) { return HasMatrices(model, DType:
 
 void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
                    size_t hyps_per_sentence, bool f16_compute, ArenaCarver& c,
-                   TranslatorBuffers* buf) {
+                   TranslatorBuffers* buf, bool with_window) {
   const ModelConfig& dims = model.config;
   const size_t B = static_cast<size_t>(limits.max_batch);
   const size_t S = static_cast<size_t>(limits.max_source_tokens);
@@ -163,7 +163,7 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
   dec.tmp = c.Take<float>({R, d});
   dec.ffn = c.Take<float>({R, static_cast<size_t>(dims.decoder_ffn_dim)});
   c.Rewind(std::max(encoder_end, c.Mark()));
-  LayoutWindowBuffers(limits, c, &buf->window);
+  if (with_window) LayoutWindowBuffers(limits, c, &buf->window);
 
   // What passes between the stages: the encoder writes the source layout and the cross K/V
   // the decoder reads; the search writes the step rows the decoder reads.

@@ -41,9 +41,10 @@ struct TranslatorBuffers {
 // limits.sort_window must be resolved (ResolveSortWindow).
 // `hyps_per_sentence` is H of hypotheses.h. `f16_compute`: F16 matrices run the f16 path
 // (fc/fully_connected.h), which needs buf->f16.
+// `with_window`: also the sort window's plan and results (a batch lane, lanes.h, has none).
 void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
                    size_t hyps_per_sentence, bool f16_compute, ArenaCarver& carver,
-                   TranslatorBuffers* buf);
+                   TranslatorBuffers* buf, bool with_window = true);
 
 // Whether any weight matrix of the model is stored F16 (embeddings excluded: they are read by
 // our own gather, never by an operator).

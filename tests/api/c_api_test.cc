@@ -67,6 +67,7 @@ TEST(CApiBasics, DefaultParamsAreTheCppDefaults) {
   EXPECT_EQ(tp.fp16_compute, static_cast<int>(l.fp16_compute));
   EXPECT_EQ(tp.worker_wait, HW_WORKERS_YIELD);
   EXPECT_EQ(tp.worker_wait, static_cast<int>(l.worker_wait));
+  EXPECT_EQ(tp.batch_lanes, l.batch_lanes);
   const hw_search_params sp = hw_search_default_params();
   const SearchOptions s;
   EXPECT_EQ(sp.beam_size, s.beam_size);
@@ -281,6 +282,45 @@ TEST_F(CApiTest, WorkerWait) {
   hw_translator* t = nullptr;
   EXPECT_EQ(hw_translator_create(model_, &tp, &t), HW_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(hw_last_error_message()).find("worker_wait"), std::string::npos)
+      << hw_last_error_message();
+  EXPECT_EQ(t, nullptr);
+}
+
+// batch_lanes: default 0 (automatic), resolved by hw_translator_batch_lanes; lanes and no lanes
+// give the same translations of a batch; a negative value is named.
+TEST_F(CApiTest, BatchLanes) {
+  EXPECT_EQ(hw_translator_default_params().batch_lanes, 0);
+  EXPECT_EQ(hw_translator_batch_lanes(nullptr), 0);
+  EXPECT_EQ(hw_translator_batch_lanes(translator_), 1);  // one thread
+  const char* texts[] = {"Open the file.", "Save changes before closing?", "Quit", "Help"};
+  hw_search_params sp = hw_search_default_params();
+  hw_result* results[2] = {nullptr, nullptr};
+  for (int lanes : {1, 0}) {
+    hw_translator_params tp = hw_translator_default_params();
+    tp.num_threads = 2;
+    tp.batch_lanes = lanes;
+    hw_translator* t = nullptr;
+    ASSERT_EQ(hw_translator_create(model_, &tp, &t), HW_OK) << hw_last_error_message();
+    if (lanes == 1) {
+      EXPECT_EQ(hw_translator_batch_lanes(t), 1);
+    }
+    if (lanes == 0) {
+      const bool in_place = std::string(hw_translator_kernel_paths(t)).find("xnnpack") == std::string::npos;
+      EXPECT_EQ(hw_translator_batch_lanes(t), in_place ? 2 : 1) << hw_translator_kernel_paths(t);
+    }
+    ASSERT_EQ(hw_translate(t, texts, 4, &sp, &results[lanes == 1 ? 0 : 1]), HW_OK);
+    hw_translator_free(t);
+  }
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_STREQ(hw_result_text(results[0], i, 0), hw_result_text(results[1], i, 0)) << texts[i];
+  }
+  hw_result_free(results[0]);
+  hw_result_free(results[1]);
+  hw_translator_params tp = hw_translator_default_params();
+  tp.batch_lanes = -2;
+  hw_translator* t = nullptr;
+  EXPECT_EQ(hw_translator_create(model_, &tp, &t), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hw_last_error_message()).find("batch_lanes"), std::string::npos)
       << hw_last_error_message();
   EXPECT_EQ(t, nullptr);
 }

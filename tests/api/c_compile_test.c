@@ -59,6 +59,7 @@ static void check_error_paths(void) {
   CHECK(hw_translator_line_status(NULL, 0) == HW_OK);
   CHECK(strcmp(hw_translator_line_error_message(NULL, 0), "") == 0);
   CHECK(hw_translator_sort_window(NULL) == 0);
+  CHECK(hw_translator_batch_lanes(NULL) == 0);
 
   CHECK(hw_result_num_sentences(NULL) == 0);
   CHECK(hw_result_text(NULL, 0, 0) == NULL);

@@ -142,7 +142,13 @@ TEST(Cli, VerboseNamesTheKernels) {
     const CliRun run = Translate({"-m", model, "--verbose", "Open the file."});
     EXPECT_EQ(run.code, 0) << run.err;
     EXPECT_NE(run.err.find(want), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("headwise-translate: batch lanes 1\n"), std::string::npos) << run.err;
   }
+  // int8 reads its weights in place everywhere: two threads give two lanes by default.
+  const CliRun lanes = Translate({"-m", std::string(HW_API_MODEL_DIR) + "/tiny.int8.hwm",
+                                  "--verbose", "--threads", "2", "Open the file."});
+  EXPECT_EQ(lanes.code, 0) << lanes.err;
+  EXPECT_NE(lanes.err.find("headwise-translate: batch lanes 2\n"), std::string::npos) << lanes.err;
 }
 
 TEST(Cli, UsageErrorsExitTwo) {
@@ -160,6 +166,8 @@ TEST(Cli, UsageErrorsExitTwo) {
       {"-m", kModel, "--batch-tokens", "-1"},
       {"-m", kModel, "--window", "0"},
       {"-m", kModel, "--fp16", "on"},
+      {"-m", kModel, "--batch-lanes", "-1"},
+      {"-m", kModel, "--threads", "2", "--batch-lanes", "3", "hello"},  // more lanes than threads
       {"-m", kModel, "--fp16", "require", "hello"},  // an F32 model: nothing to require
       {"hello"},  // no model
   };
@@ -307,6 +315,8 @@ TEST(Cli, BatchSizeDoesNotChangeTheOutput) {
   const std::vector<std::vector<std::string>> variants = {
       {"--batch", "3", "--threads", "2"},
       {"--batch", "3", "--threads", "2", "--spin-workers"},
+      {"--batch", "3", "--threads", "2", "--batch-lanes", "1"},
+      {"--batch", "4", "--threads", "3", "--batch-lanes", "0"},
       {"--batch", "64"},
       {"--batch", "3", "--window", "4"},
       {"--batch", "4", "--batch-tokens", "16"},

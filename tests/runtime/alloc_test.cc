@@ -45,16 +45,24 @@ TEST(AllocationCounterTest, SeesNewMallocAndAlignedAllocations) {
 class AllocationTest : public ::testing::TestWithParam<WeightFormat> {};
 
 // The same calls with and without a vocabulary shortlist in the model (the union, its
-// gathered rows and the -inf rows are arena memory too).
-void CheckNoAllocation(WeightFormat format, bool shortlist);
+// gathered rows and the -inf rows are arena memory too), and with batch lanes (lanes.h: the
+// calls of several sentences run as whole sub-batches on the pool's threads; automatic, where
+// the operators read the weights in place) and without (batch_lanes 1: the products and
+// attention heads split over the pool).
+void CheckNoAllocation(WeightFormat format, bool shortlist, int batch_lanes);
 
 TEST_P(AllocationTest, TranslateIdsAndForcedLogitsAllocateNothing) {
-  CheckNoAllocation(GetParam(), false);
+  CheckNoAllocation(GetParam(), false, 1);
 }
 
-TEST_P(AllocationTest, WithAShortlistToo) { CheckNoAllocation(GetParam(), true); }
+TEST_P(AllocationTest, WithAShortlistToo) { CheckNoAllocation(GetParam(), true, 1); }
 
-void CheckNoAllocation(WeightFormat format, bool shortlist) {
+TEST_P(AllocationTest, WithBatchLanesToo) {
+  CheckNoAllocation(GetParam(), false, 0);
+  CheckNoAllocation(GetParam(), true, 0);
+}
+
+void CheckNoAllocation(WeightFormat format, bool shortlist, int batch_lanes) {
   testing::ModelOptions o;
   o.d_model = 64;  // large enough that the bigger products run on the pool
   o.encoder_ffn = 256;
@@ -76,11 +84,12 @@ void CheckNoAllocation(WeightFormat format, bool shortlist) {
   limits.max_target_tokens = 16;
   limits.max_beam = 4;
   limits.num_threads = 2;  // the pool's workers are counted too
+  limits.batch_lanes = batch_lanes;
   auto created = Translator::Create(tm->model, limits);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Translator& tr = **created;
   ASSERT_EQ(tr.uses_shortlist(), shortlist);
-  std::printf("%s\n", tr.precision_note().c_str());
+  std::printf("%s; %d batch lane(s)\n", tr.precision_note().c_str(), tr.limits().batch_lanes);
   const char* expect = std::getenv("HEADWISE_EXPECT_FP16");
   if (format == WeightFormat::kF16 && expect != nullptr && std::string(expect) == "1") {
     ASSERT_EQ(tr.matmul_precision(), MatmulPrecision::kF16) << tr.precision_note();
@@ -124,7 +133,8 @@ void CheckNoAllocation(WeightFormat format, bool shortlist) {
   EXPECT_TRUE(s4.ok()) << s4.ToString();
   EXPECT_GT(hyps, 0u);
   EXPECT_EQ(counted, 0) << "heap allocations during TranslateIds / ForcedLogits ("
-                        << tr.precision_note() << ")";
+                        << tr.precision_note() << "; " << tr.limits().batch_lanes
+                        << " batch lane(s))";
 }
 
 // An observer that only counts: what it is told must not need the heap either.
@@ -162,6 +172,8 @@ TEST_P(AllocationTest, TranslateIdsEachAllocatesNothing) {
   limits.max_beam = 4;
   limits.num_threads = 2;
   limits.sort_window = 12;
+  for (int lanes : {1, 0}) {  // without batch lanes, then automatic (lanes.h)
+  limits.batch_lanes = lanes;
   auto created = Translator::Create(tm->model, limits);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Translator& tr = **created;
@@ -206,7 +218,9 @@ TEST_P(AllocationTest, TranslateIdsEachAllocatesNothing) {
   EXPECT_TRUE(too_long_failed);
   EXPECT_GT(hyps, 10u);
   EXPECT_GT(observer.batches, 4u);  // the budget cut more batches than lines / max_batch
-  EXPECT_EQ(counted, 0) << "heap allocations during TranslateIdsEach (" << tr.precision_note() << ")";
+  EXPECT_EQ(counted, 0) << "heap allocations during TranslateIdsEach (" << tr.precision_note()
+                        << "; " << tr.limits().batch_lanes << " batch lane(s))";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, AllocationTest,

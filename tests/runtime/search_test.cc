@@ -93,14 +93,18 @@ TEST_P(ThreadingTest, TwoThreadsMatchOne) {
   const std::unique_ptr<testing::TestModel> built = testing::BuildModel(o);
   ASSERT_NE(built->model, nullptr);
   const testing::TestModel& tm = *built;
-  std::unique_ptr<Translator> tr[3];  // 1 thread; 2 yielding; 2 spinning
-  for (int i = 0; i < 3; ++i) {
+  // 1 thread; 2 yielding; 2 spinning (those two without batch lanes: the products and heads
+  // split over the pool); 2 with batch lanes where the operators read the weights in place
+  // (lanes.h; automatic).
+  std::unique_ptr<Translator> tr[4];
+  for (int i = 0; i < 4; ++i) {
     TranslatorLimits limits;
     limits.max_batch = 4;
     limits.max_source_tokens = 40;
     limits.max_target_tokens = 40;
     limits.num_threads = i == 0 ? 1 : 2;
     limits.worker_wait = i == 2 ? WorkerWait::kSpin : WorkerWait::kYield;
+    limits.batch_lanes = i == 3 ? 0 : 1;
     auto t = Translator::Create(tm.model, limits);
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     tr[i] = std::move(t).value();
@@ -115,7 +119,7 @@ TEST_P(ThreadingTest, TwoThreadsMatchOne) {
     so.beam_size = beam;
     so.num_hypotheses = beam;
     for (auto& t : tr) ASSERT_TRUE(t->TranslateIds(spans.data(), batch, so).ok());
-    for (int other : {1, 2}) {
+    for (int other : {1, 2, 3}) {
       for (size_t s = 0; s < batch; ++s) {
         ASSERT_EQ(tr[0]->num_hypotheses(s), tr[other]->num_hypotheses(s));
         for (size_t k = 0; k < tr[0]->num_hypotheses(s); ++k) {

@@ -58,6 +58,10 @@ Result<FullyConnected> FullyConnected::Create(const FcPart* parts, size_t num_pa
 }
 
 FullyConnected::FullyConnected() = default;
+
+bool FullyConnected::HoldsWeightCopy() const {
+  return path_ != nullptr && path_->HoldsWeightCopy();
+}
 FullyConnected::FullyConnected(FullyConnected&& other) noexcept = default;
 FullyConnected& FullyConnected::operator=(FullyConnected&& other) noexcept = default;
 FullyConnected::~FullyConnected() = default;

@@ -105,6 +105,9 @@ class FullyConnected {
   std::string KernelName(size_t rows) const;
 
   bool valid() const { return path_ != nullptr; }
+  // True when the operator computes from a packed copy of its weights of its own (XNNPACK),
+  // false when it reads the model's weights in place (or is not created).
+  bool HoldsWeightCopy() const;
   size_t input_channels() const { return in_; }
   size_t output_channels() const { return out_; }
 
