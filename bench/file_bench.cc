@@ -330,7 +330,8 @@ void RegisterFileModelBenchmarks(const BenchConfig& config) {
   }
   // Two threads on a loaded machine can take minutes per call: long set only.
   if (!config.long_set) return;
-  for (const auto& [batch, beam] : {std::pair<int, int>{1, 1}, {1, 4}, {32, 1}, {32, 4}}) {
+  for (const auto& [batch, beam] :
+       {std::pair<int, int>{1, 1}, {1, 4}, {8, 1}, {8, 4}, {32, 1}, {32, 4}}) {
     for (WorkerWait wait : {WorkerWait::kYield, WorkerWait::kSpin}) {
       const std::string shape = "/batch:" + std::to_string(batch) + "/beam:" + std::to_string(beam) +
                                 (wait == WorkerWait::kSpin ? "/wait:spin" : "/wait:yield");
