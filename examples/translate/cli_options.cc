@@ -60,9 +60,9 @@ Options:
                           --shortlist); by default each batch's output layer covers only the
                           pieces the shortlist allows for its lines
   --spin-workers          with --threads 2+: the pool's workers spin between the parallel
-                          calls of a translation instead of sleeping; faster on cores the
-                          process has to itself, much slower when other processes keep the
-                          cores busy (default: they sleep)
+                          loops of a translation until it ends (default: at most 200 us,
+                          then they sleep); for cores the process has to itself, slower
+                          when other processes keep the cores busy
   --batch-lanes N         a batch of several lines is dealt out to N sub-batches, each
                           translated whole on one of the --threads (one wake of the
                           workers per batch instead of one per matrix product); 0

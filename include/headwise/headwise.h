@@ -81,9 +81,9 @@ typedef struct hw_translator_params {
   /* default 1: compute the output layer over the model's vocabulary shortlist, when it has one
    * (headwise.hpp, TranslatorLimits::use_shortlist); 0: over the whole vocabulary. */
   int use_shortlist;
-  /* HW_WORKERS_YIELD (default) or HW_WORKERS_SPIN: how the pool's workers wait between parallel
-   * calls (headwise.hpp, WorkerWait: spinning is faster on cores the process has to itself and
-   * much slower on busy ones). */
+  /* HW_WORKERS_YIELD (default) or HW_WORKERS_SPIN: how the pool's workers wait between the
+   * parallel loops of a call (headwise.hpp, WorkerWait: yielding workers spin at most 200 us
+   * between loops, spinning ones until the call ends; for cores the process has to itself). */
   int worker_wait;
   /* Batch lanes (headwise.hpp, TranslatorLimits::batch_lanes): a call of several sentences is
    * dealt out to this many sub-batches, each run whole on one thread of the pool. Default 0 =

@@ -228,18 +228,23 @@ enum class MatmulPrecision {
 const char* MatmulPrecisionName(MatmulPrecision precision);
 
 // Declared limits; all activation memory of a Translator is planned from them at Create.
-// How the pool's worker threads wait between the parallel calls of a translation
+// How the pool's worker threads wait between the parallel loops of a translation
 // (TranslatorLimits::worker_wait; with num_threads == 1 there are no workers).
-//   kYield (default): a worker sleeps after each call and is woken for the next. Robust when
-//     other processes compete for the cores; waking costs tens of microseconds, so only large
-//     products are split (runtime/src/parallel.h).
-//   kSpin: a worker spins for the next call (a bounded spin, then it sleeps), so the calls of a
-//     decode step find it awake and smaller products are split too. Faster on cores the process
-//     has to itself: measured on 2 idle x86 cores, 2 threads over 1 at batch 1 went from
-//     1.15-1.17x to 1.45-1.51x on a 512-wide int8 model and from about 1.0x to 1.23-1.37x on the
-//     shipped models. Much slower when the cores are busy: with a training job on one of the
-//     two cores the same 512-wide case ran 25x slower than 1 thread (kYield: 0.75x).
-//     bench/results/2026-12-04-threads-x86-2core.md.
+// Where every operator reads the weights in place (int8; fp32 and fp16 weights on x86 with
+// AVX2 + FMA), a call that does not run on batch lanes holds the workers for its length (a
+// team, runtime/src/team.h): they are woken once per call and take tiles of each product and
+// attention loop as the calling thread posts them, so products of a few microseconds are split
+// too. A call that finds the cores busy (the calling thread got less than 85% of its wall time)
+// makes the next calls run on the calling thread alone for 100 ms, doubling while the cores stay
+// busy (at most 1.6 s). Measured on 2 idle x86 cores, 2 threads over 1 at batch 1: 1.8-2.1x on a
+// 512-wide int8 model, about 1.5x on the shipped models; with a training job on both cores,
+// 0.90-0.95x (bench/results/2026-12-06-team-x86-2core.md).
+//   kYield (default): between loops a worker spins for at most 200 us, then sleeps until the
+//     next. Where XNNPACK holds the weights (fp32 on Arm): a worker sleeps after each product,
+//     and only large products are split (runtime/src/parallel.h).
+//   kSpin: a worker spins until the call ends (XNNPACK's paths: pthreadpool's bounded spin
+//     between products). For cores the process has to itself; on busy cores it takes time from
+//     the thread that feeds it (bench/results/2026-12-04-threads-x86-2core.md).
 // Results are the same bits either way.
 enum class WorkerWait : int { kYield = 0, kSpin = 1 };
 

@@ -118,9 +118,9 @@ class Translator:
     16 x ``max_batch``; its results are part of the planned memory) and ``shortlist`` (default True: when the model carries a vocabulary shortlist, each
     batch's output layer covers only the pieces it allows for the batch's lines; False: the
     whole vocabulary, as headwise-translate --no-shortlist) and ``spin_workers`` (default
-    False: the pool's workers sleep between parallel calls; True: they spin, faster on cores
-    the process has to itself and much slower on busy ones, as headwise-translate
-    --spin-workers) and ``batch_lanes`` (default 0: ``threads`` where the weights are read in
+    False: the pool's workers spin at most 200 us between the parallel loops of a
+    translation, then sleep; True: they spin until it ends, for cores the process has to
+    itself, as headwise-translate --spin-workers) and ``batch_lanes`` (default 0: ``threads`` where the weights are read in
     place, int8 and fp32 on x86 with AVX2, else 1; a batch of several lines is dealt out to
     that many sub-batches, each translated whole on one thread; 1 = off; the translations are
     the same either way; ``limits.batch_lanes`` reports the value in use).

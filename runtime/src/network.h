@@ -45,11 +45,16 @@ struct Network {
   FullyConnected lm_head;  // d -> V with final_logits_bias
   ThreadPool pool;
   bool spin_workers = false;  // TranslatorLimits::worker_wait == WorkerWait::kSpin
+  // Non-null while a call runs as a team (team.h, Translator::Impl::team): the parallel loops go
+  // to it instead of the pool. Set and cleared by the call (translate_ids.cc).
+  Team* team = nullptr;
   // Non-null: the stages add their time per kind of operation here (bench/ only).
   OpProfile* profile = nullptr;
 
   const ModelConfig& config() const { return model->config; }
-  Workers threads() const { return Workers(pool.get(), spin_workers); }
+  Workers threads() const {
+    return team != nullptr ? Workers::OfTeam(team) : Workers(pool.get(), spin_workers);
+  }
 };
 
 // The kernel paths the operators run (FullyConnected::KernelName), distinct, in operator order

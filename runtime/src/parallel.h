@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "team.h"
+
 namespace headwise {
 
 // When a parallel call is worth waking the pool's workers, in multiply-adds of an fp32 product
@@ -33,23 +35,40 @@ namespace headwise {
 inline constexpr size_t kMinParallelWork = size_t{1} << 20;
 inline constexpr size_t kInt8MacsPerUnitYielding = 8;
 
+// Inside a team (team.h) a loop costs its tiles' claims and a wait for the last tile, about a
+// microsecond, not a wake: work from 2^17 multiply-adds on (int8 at face value: about 3 us of a
+// one-row int8 product, 8 us of an fp32 one) is split.
+inline constexpr size_t kMinTeamWork = size_t{1} << 17;
+// A team cuts a loop into about this many tiles per thread (multiples of the caller's tile), so
+// that a helper that arrives late still finds some.
+inline constexpr size_t kTeamTilesPerThread = 4;
+
 // The kind of multiply-add a call's work counts.
 enum class WorkKind { kFloat, kInt8 };
 
 // The Translator's pool as a parallel call sees it: the pool (null: run on the calling thread)
-// and how its workers wait after the call (TranslatorLimits::worker_wait). Converts from a bare
+// and how its workers wait after the call (TranslatorLimits::worker_wait), or, inside a call that
+// runs as a team (team.h), the team, with no pool: the pool is busy holding the team, and
+// XNNPACK's operators, which take `pool`, then run on the calling thread. Converts from a bare
 // pthreadpool* (yielding workers) for code that has no Translator (tests, bench).
 struct Workers {
   pthreadpool_t pool = nullptr;
   bool spin = false;
+  Team* team = nullptr;
 
   Workers() = default;
   Workers(pthreadpool_t p, bool spin_workers = false) : pool(p), spin(spin_workers) {}  // NOLINT
+  static Workers OfTeam(Team* t) {
+    Workers w;
+    w.team = t;
+    return w;
+  }
 
   uint32_t flags() const { return spin ? 0u : static_cast<uint32_t>(PTHREADPOOL_FLAG_YIELD_WORKERS); }
 
-  // True when there is a pool and `work` multiply-adds of `kind` are worth waking it.
+  // True when there is a pool or a team and `work` multiply-adds of `kind` are worth splitting.
   bool Split(size_t work, WorkKind kind = WorkKind::kFloat) const {
+    if (team != nullptr) return team->size() > 1 && work >= kMinTeamWork;
     if (pool == nullptr) return false;
     if (kind == WorkKind::kInt8 && !spin) work /= kInt8MacsPerUnitYielding;
     return work >= kMinParallelWork;
@@ -80,9 +99,45 @@ void ParallelFor(Workers workers, size_t n, size_t work, F&& fn) {
     return;
   }
   using Fn = typename std::remove_reference<F>::type;
+  void* context = const_cast<void*>(static_cast<const void*>(&fn));
+  if (workers.team != nullptr) {
+    workers.team->For(
+        [](void* c, size_t begin, size_t count) {
+          for (size_t i = begin; i < begin + count; ++i) (*static_cast<Fn*>(c))(i);
+        },
+        context, n, 1);
+    return;
+  }
   pthreadpool_parallelize_1d(
-      workers.pool, [](void* context, size_t i) { (*static_cast<Fn*>(context))(i); },
-      const_cast<void*>(static_cast<const void*>(&fn)), n, workers.flags());
+      workers.pool, [](void* c, size_t i) { (*static_cast<Fn*>(c))(i); }, context, n,
+      workers.flags());
+}
+
+// Calls fn(begin, count) over [0, range): once with (0, range) when the work (`work`
+// multiply-adds of `kind`) is not worth splitting, else in tiles whose bounds are multiples of
+// `tile` (the pool's tiles are `tile` long, a team's a multiple of it), concurrently. The
+// kernels behind fn compute each output the same way whatever range they are given, so the
+// results do not depend on the split. No allocation.
+template <typename F>
+void ParallelTiles(Workers workers, size_t range, size_t tile, size_t work, WorkKind kind,
+                   F&& fn) {
+  if (range <= tile || !workers.Split(work, kind)) {
+    fn(size_t{0}, range);
+    return;
+  }
+  using Fn = typename std::remove_reference<F>::type;
+  void* context = const_cast<void*>(static_cast<const void*>(&fn));
+  const auto call = [](void* c, size_t begin, size_t count) {
+    (*static_cast<Fn*>(c))(begin, count);
+  };
+  if (workers.team != nullptr) {
+    const size_t want = workers.team->size() * kTeamTilesPerThread;
+    const size_t per = (range + want - 1) / want;
+    const size_t team_tile = per <= tile ? tile : (per + tile - 1) / tile * tile;
+    workers.team->For(call, context, range, team_tile);
+    return;
+  }
+  pthreadpool_parallelize_1d_tile_1d(workers.pool, call, context, range, tile, workers.flags());
 }
 
 }  // namespace headwise

@@ -179,18 +179,9 @@ void ShortlistOutput::RunInt8(size_t rows, const float* x, float* logits, Worker
   a.y_stride = n;
   a.out_min = -std::numeric_limits<float>::infinity();
   a.out_max = std::numeric_limits<float>::infinity();
-  if (!workers.Split(rows * d * n, WorkKind::kInt8)) {
-    kernels::Int8Gemm(a, 0, n);
-  } else {
-    constexpr size_t kTile = 64;  // as fc_int8.cc: a multiple of the kernels' 4 channels
-    pthreadpool_parallelize_1d_tile_1d(
-        workers.pool,
-        [](void* context, size_t begin, size_t count) {
-          kernels::Int8Gemm(*static_cast<const kernels::Int8GemmArgs*>(context), begin,
-                            begin + count);
-        },
-        &a, n, kTile, workers.flags());
-  }
+  constexpr size_t kTile = 64;  // as fc_int8.cc: a multiple of the kernels' 4 channels
+  ParallelTiles(workers, n, kTile, rows * d * n, WorkKind::kInt8,
+                [&](size_t begin, size_t count) { kernels::Int8Gemm(a, begin, begin + count); });
   for (size_t r = 0; r < rows; ++r) {
     const float* from = b.out + r * n;
     float* to = logits + r * V;

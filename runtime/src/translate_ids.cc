@@ -71,16 +71,25 @@ Status Translator::TranslateIds(const TokenSpan* sources, size_t batch,
     t.result_hypotheses = static_cast<size_t>(options.num_hypotheses);
     return Status::Ok();
   }
-  HW_RETURN_IF_ERROR(RunEncoder(t.net, t.buf.encoder, sources, batch));
-  if (t.shortlist.valid()) {
-    // The rows a step of this call can use: one per sentence, or per live beam.
-    t.shortlist.Prepare(sources, batch, t.buf.search.logits,
-                        batch * static_cast<size_t>(options.beam_size));
-  }
-  if (options.beam_size == 1) {
-    HW_RETURN_IF_ERROR(RunGreedy(t.decoder(), t.buf.search, batch, options, max_length));
+  const auto run = [&]() -> Status {
+    HW_RETURN_IF_ERROR(RunEncoder(t.net, t.buf.encoder, sources, batch));
+    if (t.shortlist.valid()) {
+      // The rows a step of this call can use: one per sentence, or per live beam.
+      t.shortlist.Prepare(sources, batch, t.buf.search.logits,
+                          batch * static_cast<size_t>(options.beam_size));
+    }
+    if (options.beam_size == 1) {
+      return RunGreedy(t.decoder(), t.buf.search, batch, options, max_length);
+    }
+    return RunBeam(t.decoder(), t.buf.search, batch, options, max_length);
+  };
+  if (t.use_team) {
+    t.net.team = &t.team;
+    const Status status = t.team.Run(t.net.pool.get(), t.net.spin_workers, run);
+    t.net.team = nullptr;
+    HW_RETURN_IF_ERROR(status);
   } else {
-    HW_RETURN_IF_ERROR(RunBeam(t.decoder(), t.buf.search, batch, options, max_length));
+    HW_RETURN_IF_ERROR(run());
   }
   t.result_sentences = batch;
   t.result_hypotheses = static_cast<size_t>(options.num_hypotheses);

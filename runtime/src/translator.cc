@@ -160,6 +160,7 @@ Result<std::unique_ptr<Translator::Impl>> CreateTranslatorImpl(std::shared_ptr<c
     }
     HW_RETURN_IF_ERROR(CreateLanes(m, impl->limits, hyps_per_sentence, union_buffers, &impl->lanes));
   }
+  impl->use_team = impl->net.pool.get() != nullptr && !HoldsWeightCopies(impl->net);
   impl->kernel_paths = KernelPaths(impl->net);
   return impl;
 }

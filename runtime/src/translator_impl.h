@@ -56,6 +56,10 @@ struct Translator::Impl {
   // Batch lanes (lanes.h), limits.batch_lanes > 1 only; after buf (their views point into
   // buf.shortlist). Calls of at least two sentences run on them.
   BatchLanes lanes;
+  // Calls that do not run on lanes run as a team (team.h) when the pool has workers and every
+  // operator reads its weights in place (XNNPACK's operators take the pool, which a team holds).
+  Team team;
+  bool use_team = false;
 
   // Results of the last successful TranslateIds.
   size_t result_sentences = 0;

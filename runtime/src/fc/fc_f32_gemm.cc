@@ -34,24 +34,9 @@ class F32GemmPath final : public FcPath {
         block_(kernels::F32GemmBlockChannels(spec.in, /*f16=*/false)) {}
 
   Status Run(size_t rows, const float* x, float* y, Workers workers) const override {
-    if (!workers.Split(rows * in_ * out_)) {
-      RunRange(rows, x, y, 0, out_);
-      return Status::Ok();
-    }
-    struct Context {
-      const F32GemmPath* path;
-      size_t rows;
-      const float* x;
-      float* y;
-    } context{this, rows, x, y};
     // Blocks of channels whose F32 weights fit in L2 (F16 ones take half), one task each.
-    pthreadpool_parallelize_1d_tile_1d(
-        workers.pool,
-        [](void* c, size_t begin, size_t count) {
-          const Context& ctx = *static_cast<const Context*>(c);
-          ctx.path->RunRange(ctx.rows, ctx.x, ctx.y, begin, begin + count);
-        },
-        &context, out_, block_, workers.flags());
+    ParallelTiles(workers, out_, block_, rows * in_ * out_, WorkKind::kFloat,
+                  [&](size_t begin, size_t count) { RunRange(rows, x, y, begin, begin + count); });
     return Status::Ok();
   }
 

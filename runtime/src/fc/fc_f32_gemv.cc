@@ -24,23 +24,9 @@ class F32GemvPath final : public FcPath {
       : parts_(std::move(parts)), in_(in), out_(out), out_min_(out_min), out_max_(out_max) {}
 
   Status Run(size_t /*rows == 1*/, const float* x, float* y, Workers workers) const override {
-    if (!workers.Split(in_ * out_)) {
-      RunRange(x, y, 0, out_);
-      return Status::Ok();
-    }
-    struct Context {
-      const F32GemvPath* path;
-      const float* x;
-      float* y;
-    } context{this, x, y};
-    // Tiles of 64 output channels (even, as the kernel's pairs), one task each.
-    pthreadpool_parallelize_1d_tile_1d(
-        workers.pool,
-        [](void* c, size_t begin, size_t count) {
-          const Context& ctx = *static_cast<const Context*>(c);
-          ctx.path->RunRange(ctx.x, ctx.y, begin, begin + count);
-        },
-        &context, out_, 64, workers.flags());
+    // Tiles of 64 output channels (a multiple of the kernel's 8), one task each.
+    ParallelTiles(workers, out_, 64, in_ * out_, WorkKind::kFloat,
+                  [&](size_t begin, size_t count) { RunRange(x, y, begin, begin + count); });
     return Status::Ok();
   }
 

@@ -27,24 +27,10 @@ class Int8Path final : public FcPath {
       return InternalError(name_ + ": " + std::to_string(rows) + " rows exceed the int8 scratch");
     }
     kernels::QuantizeRowsDynamic(x, rows, in_, in_stride_, scratch_->q, scratch_->scale);
-    if (!workers.Split(rows * in_ * out_, WorkKind::kInt8)) {
-      RunRange(rows, y, 0, out_);
-      return Status::Ok();
-    }
-    struct Context {
-      const Int8Path* path;
-      size_t rows;
-      float* y;
-    } context{this, rows, y};
     // Tiles of 64 output channels (a multiple of the kernel's 4), one task each.
     constexpr size_t kTile = 64;
-    pthreadpool_parallelize_1d_tile_1d(
-        workers.pool,
-        [](void* c, size_t begin, size_t count) {
-          const Context& ctx = *static_cast<const Context*>(c);
-          ctx.path->RunRange(ctx.rows, ctx.y, begin, begin + count);
-        },
-        &context, out_, kTile, workers.flags());
+    ParallelTiles(workers, out_, kTile, rows * in_ * out_, WorkKind::kInt8,
+                  [&](size_t begin, size_t count) { RunRange(rows, y, begin, begin + count); });
     return Status::Ok();
   }
 
