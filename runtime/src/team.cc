@@ -68,6 +68,7 @@ void Team::ObserveCall(int64_t start, int64_t wall, int64_t cpu) {
 
 void Team::Task(void* team, size_t /*index*/) {
   Team& t = *static_cast<Team*>(team);
+  (void)t.calls_.load(std::memory_order_acquire);
   if (std::this_thread::get_id() == t.leader_.load(std::memory_order_relaxed) &&
       !t.leader_started_) {
     t.leader_started_ = true;
@@ -125,6 +126,7 @@ void Team::Help() {
     }
     CpuRelax();
   }
+  left_.fetch_add(1, std::memory_order_release);
 }
 
 void Team::Sleep(uint64_t seen) {
@@ -184,7 +186,7 @@ void Team::For(TileFn fn, void* context, size_t range, size_t tile) {
     }
     CpuRelax();
   }
-  if (waited > patience) solo_until_ = NowMicros() + kSoloMicros;
+  if (waited > patience && adapt_) solo_until_ = NowMicros() + kSoloMicros;
 }
 
 }  // namespace headwise

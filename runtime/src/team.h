@@ -47,8 +47,9 @@ class Team {
   // fn(context, begin, count): one tile of a loop, [begin, begin + count).
   using TileFn = void (*)(void* context, size_t begin, size_t count);
 
-  // `adapt_to_busy_cores` false: every call runs as a team whatever the cores' load (tests of
-  // the mechanics on pools larger than the machine).
+  // `adapt_to_busy_cores` false: every call runs as a team and every loop is split whatever the
+  // cores' load (neither busy-cores rule below applies; tests of the mechanics on pools larger
+  // than the machine).
   explicit Team(bool adapt_to_busy_cores = true) : adapt_(adapt_to_busy_cores) {}
   Team(const Team&) = delete;
   Team& operator=(const Team&) = delete;
@@ -135,8 +136,13 @@ class Team {
   std::condition_variable wake_;
   bool adapt_ = true;
   // Set before the pool starts the helpers, which read them: atomics, so that ThreadSanitizer,
-  // which does not see into pthreadpool, sees the order too.
+  // which does not see into pthreadpool, sees the order too. For the same reason each task
+  // begins by acquiring calls_ (Run releases it before it starts the pool), and a helper ends by
+  // releasing left_, which Run acquires once the pool returns: edges pthreadpool already makes,
+  // made visible.
   std::atomic<bool> spin_{false};
+  std::atomic<uint64_t> calls_{0};
+  std::atomic<size_t> left_{0};
   size_t size_ = 1;
   int64_t solo_until_ = 0;  // steady-clock microseconds; leader only
   int64_t busy_until_ = 0;  // steady-clock microseconds: calls until then run alone
@@ -168,10 +174,13 @@ Status Team::Run(pthreadpool_t pool, bool spin, Body&& body) {
   solo_until_ = 0;
   stop_.store(false, std::memory_order_relaxed);
   status_ = Status::Ok();
+  left_.store(0, std::memory_order_relaxed);
+  calls_.fetch_add(1, std::memory_order_release);
   // One task per thread: each thread starts on its own task, and none finishes before the
   // leader's body has (the helpers wait for stop_), so the leader's task is never taken by
   // another thread.
   pthreadpool_parallelize_1d(pool, &Team::Task, this, threads, PTHREADPOOL_FLAG_YIELD_WORKERS);
+  (void)left_.load(std::memory_order_acquire);
   size_ = 1;
   body_ = nullptr;
   call_body_ = nullptr;
