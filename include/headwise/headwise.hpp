@@ -236,9 +236,10 @@ const char* MatmulPrecisionName(MatmulPrecision precision);
 // attention loop as the calling thread posts them, so products of a few microseconds are split
 // too. A call that finds the cores busy (the calling thread got less than 85% of its wall time)
 // makes the next calls run on the calling thread alone for 100 ms, doubling while the cores stay
-// busy (at most 1.6 s). Measured on 2 idle x86 cores, 2 threads over 1 at batch 1: 1.8-2.1x on a
-// 512-wide int8 model, about 1.5x on the shipped models; with a training job on both cores,
-// 0.90-0.95x (bench/results/2026-12-06-team-x86-2core.md).
+// busy (at most 1.6 s). Measured on 2 idle x86 cores, 2 threads over 1 at batch 1: about 1.5x on
+// the shipped models, 1.3x on a 512-wide int8 model whose decode steps are bound by memory
+// bandwidth; with a training job on both cores, 0.90-0.95x
+// (bench/results/2026-12-06-team-x86-2core.md).
 //   kYield (default): between loops a worker spins for at most 200 us, then sleeps until the
 //     next. Where XNNPACK holds the weights (fp32 on Arm): a worker sleeps after each product,
 //     and only large products are split (runtime/src/parallel.h).
