@@ -88,31 +88,6 @@ inline size_t AttentionWork(size_t query_key_pairs, size_t inner) {
   return query_key_pairs * 2 * inner * kAttentionCostPerMac;
 }
 
-// Calls fn(i) for i in [0, n), spread over the workers when there is a pool and the work is
-// worth waking it (`work` in fp32 multiply-adds, Workers::Split); otherwise the calling thread
-// does it all. fn must be safe to run concurrently for different i. No allocation.
-
-template <typename F>
-void ParallelFor(Workers workers, size_t n, size_t work, F&& fn) {
-  if (n < 2 || !workers.Split(work)) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  using Fn = typename std::remove_reference<F>::type;
-  void* context = const_cast<void*>(static_cast<const void*>(&fn));
-  if (workers.team != nullptr) {
-    workers.team->For(
-        [](void* c, size_t begin, size_t count) {
-          for (size_t i = begin; i < begin + count; ++i) (*static_cast<Fn*>(c))(i);
-        },
-        context, n, 1);
-    return;
-  }
-  pthreadpool_parallelize_1d(
-      workers.pool, [](void* c, size_t i) { (*static_cast<Fn*>(c))(i); }, context, n,
-      workers.flags());
-}
-
 // Calls fn(begin, count) over [0, range): once with (0, range) when the work (`work`
 // multiply-adds of `kind`) is not worth splitting, else in tiles whose bounds are multiples of
 // `tile` (the pool's tiles are `tile` long, a team's a multiple of it), concurrently. The
@@ -138,6 +113,16 @@ void ParallelTiles(Workers workers, size_t range, size_t tile, size_t work, Work
     return;
   }
   pthreadpool_parallelize_1d_tile_1d(workers.pool, call, context, range, tile, workers.flags());
+}
+
+// Calls fn(i) for i in [0, n), spread over the workers when the work is worth splitting (`work`
+// in fp32 multiply-adds, Workers::Split); otherwise the calling thread does it all: ParallelTiles
+// over single indices. fn must be safe to run concurrently for different i. No allocation.
+template <typename F>
+void ParallelFor(Workers workers, size_t n, size_t work, F&& fn) {
+  ParallelTiles(workers, n, 1, work, WorkKind::kFloat, [&](size_t begin, size_t count) {
+    for (size_t i = begin; i < begin + count; ++i) fn(i);
+  });
 }
 
 }  // namespace headwise

@@ -159,11 +159,9 @@ Status Team::Run(pthreadpool_t pool, bool spin, Body&& body) {
   const size_t threads = pool == nullptr ? 1 : pthreadpool_get_threads_count(pool);
   if (threads < 2) return body();
   const CallClock clock = StartCall();
-  if (clock.solo) {  // busy cores: the calling thread alone (size() is 1, For runs loops whole)
-    Status s = body();
-    FinishCall(clock);
-    return s;
-  }
+  // Busy cores: the calling thread alone (size() is 1, For runs loops whole); such a call
+  // decides nothing (FinishCall).
+  if (clock.solo) return body();
   using B = typename std::remove_reference<Body>::type;
   body_ = const_cast<void*>(static_cast<const void*>(&body));
   call_body_ = [](void* b) -> Status { return (*static_cast<B*>(b))(); };

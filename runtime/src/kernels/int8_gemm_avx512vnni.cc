@@ -50,7 +50,8 @@ struct TileArgs {
   const int32_t* corr;   // corrections of the tile's rows
   const int8_t* w[16];   // the tile's N weight rows (repeats of the last one past `end`)
   size_t o, no;          // first output channel, how many are real (1..N)
-  size_t prefetch;       // bytes past each weight row to prefetch (the next blocks); 0: none
+  size_t prefetch;       // bytes past each weight row to prefetch (the next blocks); 0: none;
+                         // the one-row tile leaves it to the hardware prefetcher
 };
 
 // R rows x N output channels, R * N = 16 accumulators: accumulator i is (row i / N, channel
@@ -68,7 +69,7 @@ HEADWISE_TARGET_AVX512VNNI void Tile(const TileArgs& t) {
 #pragma GCC unroll 16
   for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
   size_t i = 0;
-  if (R == 1) {
+  if constexpr (R == 1) {
     // One row (a greedy decode step, bound by reading the weights): each channel's k bytes in
     // turn, so the tile's 16 weight rows, which lie one after the other, are read in address
     // order as one stream (16 interleaved streams k bytes apart left DRAM reads at a third of a
@@ -84,19 +85,20 @@ HEADWISE_TARGET_AVX512VNNI void Tile(const TileArgs& t) {
       }
     }
     i = full;
-  }
-  for (; R != 1 && i + 64 <= k; i += 64) {
-    __m512i xv[R];
+  } else {
+    for (; i + 64 <= k; i += 64) {
+      __m512i xv[R];
 #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) xv[r] = _mm512_loadu_si512(x + r * k + i);
+      for (int r = 0; r < R; ++r) xv[r] = _mm512_loadu_si512(x + r * k + i);
 #pragma GCC unroll 16
-    for (int j = 0; j < N; ++j) {
-      // Rows are short (k bytes), too short for the hardware prefetcher to reach the next
-      // ones in time from DRAM on its own.
-      if (t.prefetch != 0) _mm_prefetch(reinterpret_cast<const char*>(t.w[j] + t.prefetch + i), _MM_HINT_T0);
-      const __m512i w = _mm512_xor_si512(_mm512_loadu_si512(t.w[j] + i), flip);
+      for (int j = 0; j < N; ++j) {
+        // Rows are short (k bytes), too short for the hardware prefetcher to reach the next
+        // ones in time from DRAM on its own.
+        if (t.prefetch != 0) _mm_prefetch(reinterpret_cast<const char*>(t.w[j] + t.prefetch + i), _MM_HINT_T0);
+        const __m512i w = _mm512_xor_si512(_mm512_loadu_si512(t.w[j] + i), flip);
 #pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) acc[r * N + j] = _mm512_dpbusd_epi32(acc[r * N + j], w, xv[r]);
+        for (int r = 0; r < R; ++r) acc[r * N + j] = _mm512_dpbusd_epi32(acc[r * N + j], w, xv[r]);
+      }
     }
   }
   if (i < k) {
