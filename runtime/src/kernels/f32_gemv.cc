@@ -48,14 +48,17 @@ __attribute__((target("avx2,fma"))) inline void RowsAvx2(const F32GemvArgs& a, s
   const float* w = a.w + o * k;
   __m256 acc[R];
   for (size_t r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
-  // The next block of R rows (R k floats, contiguous), R 32 bytes per chunk, so it is in L1
+  // The next block of R rows (R k floats, contiguous), R 32 bytes per chunk, so it is in L2
   // when its turn comes: rows of k floats are too short for the hardware prefetcher to get
   // ahead, and without this the kernel ran up to 2x slower than XNNPACK whenever the matrices
-  // were not in L2. Prefetching past the matrix is harmless (no fault).
+  // were not in L2. Into L2, not L1: a block is R k 4 bytes, 16 KiB at k = 512 and 32 KiB at
+  // k = 1024, as large as a 32 KiB L1, and prefetching it into L1 evicted the block being read
+  // (bench/results/2026-12-06-f32-gemv-prefetch-x86-2core.md). Prefetching past the matrix is
+  // harmless (no fault).
   const char* next = reinterpret_cast<const char*>(w + R * k);
   for (size_t i = 0; i < k8; i += 8) {
     const char* p = next + i * 4 * R;
-    for (size_t b = 0; b < 32 * R; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+    for (size_t b = 0; b < 32 * R; b += 64) _mm_prefetch(p + b, _MM_HINT_T1);
     const __m256 xv = _mm256_loadu_ps(x + i);
     for (size_t r = 0; r < R; ++r) {
       acc[r] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w + r * k + i), acc[r]);
