@@ -6,6 +6,10 @@
 // x_<family> (the portable loop's time over the family's), same_<family> (1 if its output was
 // bit-identical to the portable loop's in the last iteration; the tests check this, the bench
 // only reports it), macs; the label names the family Int8Gemm dispatches to.
+// op/int8_layouts (x86 with AVX-512 VNNI): the avx512-vnni family on the file's row-major
+// weights against the same product on the VNNI-packed layout
+// (kernels/int8_gemm_avx512vnni_packed.h, not yet used by the runtime), in turn within each
+// iteration: us_row_major, us_packed, x_packed (row-major time over packed), same (bit-identical).
 #include <cstring>
 #include <random>
 #include <string>
@@ -14,6 +18,7 @@
 #include "bench/bench_util.h"
 #include "bench/synthetic_model.h"
 #include "kernels/int8_gemm.h"
+#include "kernels/int8_gemm_avx512vnni_packed.h"
 
 namespace headwise::bench {
 namespace {
@@ -61,6 +66,50 @@ void BM_Int8Families(benchmark::State& state, size_t in, size_t out, size_t rows
   state.SetLabel(std::string("dispatched: ") + kernels::Int8GemmKernelName());
 }
 
+#ifdef HEADWISE_INT8_AVX512VNNI
+void BM_Int8Layouts(benchmark::State& state, size_t in, size_t out, size_t rows) {
+  if (!kernels::Int8Avx512VnniPackedAvailable()) {
+    state.SkipWithError("this CPU lacks AVX-512 VNNI");
+    return;
+  }
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> q(-127, 127);
+  std::vector<float> x(rows * in), w_scale(out), bias(out), x_scale(rows);
+  std::vector<int8_t> w(out * in), xq(rows * in);
+  for (float& v : x) v = u(rng);
+  for (int8_t& v : w) v = static_cast<int8_t>(q(rng));
+  for (float& v : w_scale) v = 0.01f * (1.5f + u(rng));
+  for (float& v : bias) v = 0.1f * u(rng);
+  std::vector<uint8_t> packed(kernels::Int8VnniPackedBytes(out, in));
+  kernels::PackInt8Vnni(w.data(), out, in, packed.data());
+  kernels::QuantizeRowsDynamic(x.data(), rows, in, in, xq.data(), x_scale.data());
+  std::vector<float> y_row(rows * out), y_packed(rows * out);
+  kernels::Int8GemmArgs a{xq.data(), x_scale.data(), rows, in, w.data(), w_scale.data(),
+                          bias.data(), nullptr, out, -1e30f, 1e30f};
+  double row_s = 0, packed_s = 0;
+  for (auto _ : state) {
+    double t0 = ThreadCpuSeconds();
+    a.y = y_row.data();
+    kernels::Int8GemmAvx512Vnni(a, 0, out);
+    benchmark::DoNotOptimize(y_row.data());
+    row_s += ThreadCpuSeconds() - t0;
+    t0 = ThreadCpuSeconds();
+    a.y = y_packed.data();
+    kernels::Int8GemmAvx512VnniPacked(a, packed.data(), 0, out);
+    benchmark::DoNotOptimize(y_packed.data());
+    packed_s += ThreadCpuSeconds() - t0;
+  }
+  const double iterations = static_cast<double>(state.iterations());
+  state.counters["us_row_major"] = row_s / iterations * 1e6;
+  state.counters["us_packed"] = packed_s / iterations * 1e6;
+  state.counters["x_packed"] = row_s / packed_s;
+  state.counters["same"] =
+      std::memcmp(y_row.data(), y_packed.data(), y_row.size() * sizeof(float)) == 0 ? 1 : 0;
+  state.counters["macs"] = static_cast<double>(rows * in * out);
+}
+#endif
+
 }  // namespace
 
 void RegisterInt8KernelBenchmarks(const BenchConfig& config) {
@@ -78,6 +127,15 @@ void RegisterInt8KernelBenchmarks(const BenchConfig& config) {
                                  "/rows:" + std::to_string(rows);
         auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Int8Families, s.in, s.out, rows);
         if (config.smoke) b->Iterations(3);
+#ifdef HEADWISE_INT8_AVX512VNNI
+        // 32 rows: a batch of 32 decode steps.
+        for (size_t r : rows == 20 ? std::vector<size_t>{20, 32} : std::vector<size_t>{rows}) {
+          const std::string lname = std::string("op/int8_layouts/") + z.name + "/" + s.name +
+                                    "/rows:" + std::to_string(r);
+          auto* lb = benchmark::RegisterBenchmark(lname.c_str(), BM_Int8Layouts, s.in, s.out, r);
+          if (config.smoke) lb->Iterations(3);
+        }
+#endif
       }
     }
   }

@@ -12,21 +12,6 @@ namespace {
 constexpr size_t kRowChunk = 256;  // rows whose corrections are held at a time (stack)
 constexpr size_t kPrefetchBlocks = 2;  // blocks of 16 channels between a read and its prefetch
 
-// 128 * sum_k x[r, k] for n rows: what reading w as w + 128 adds to each sum.
-HEADWISE_TARGET_AVX512VNNI void Corrections(const int8_t* x, size_t n, size_t k, int32_t* c) {
-  const __m512i ones = _mm512_set1_epi8(1);
-  for (size_t r = 0; r < n; ++r) {
-    const int8_t* row = x + r * k;
-    __m512i acc = _mm512_setzero_si512();
-    size_t i = 0;
-    for (; i + 64 <= k; i += 64) acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512(row + i));
-    if (i < k) {
-      acc = _mm512_dpbusd_epi32(acc, ones, _mm512_maskz_loadu_epi8(~0ull >> (64 - (k - i)), row + i));
-    }
-    c[r] = 128 * _mm512_reduce_add_epi32(acc);  // |sum| <= 127 k < 2^24: no overflow
-  }
-}
-
 // Sums of the pairs (a, b): lane 4l + {0, 1, 2, 3} = {a0 + a2, b0 + b2, a1 + a3, b1 + b3} of
 // 128-bit lane l.
 HEADWISE_TARGET_AVX512VNNI inline __m512i Pair(__m512i a, __m512i b) {
@@ -158,7 +143,7 @@ HEADWISE_TARGET_AVX512VNNI void Int8GemmAvx512Vnni(const Int8GemmArgs& a, size_t
   const size_t prefetch = kPrefetchBlocks * 16 * a.k;
   for (size_t r0 = 0; r0 < a.rows; r0 += kRowChunk) {
     const size_t n = std::min(kRowChunk, a.rows - r0);
-    Corrections(a.xq + r0 * a.k, n, a.k, corr);
+    Int8VnniCorrections(a.xq + r0 * a.k, n, a.k, corr);
     for (size_t o = begin; o < end; o += 16) {
       t.prefetch = o + 16 < end ? prefetch : 0;
       size_t r = 0;

@@ -29,6 +29,23 @@ namespace headwise::kernels {
 bool Int8Avx512VnniAvailable();  // CpuX86().avx512_vnni
 void Int8GemmAvx512Vnni(const Int8GemmArgs& a, size_t begin, size_t end);
 
+// c[r] = 128 * sum_k x[r, k] for n rows of k bytes: what reading the weights as w + 128 adds to
+// each sum (|sum| <= 127 k < 2^24: no overflow). Shared by the row-major and the packed tiles.
+HEADWISE_TARGET_AVX512VNNI inline void Int8VnniCorrections(const int8_t* x, size_t n, size_t k,
+                                                           int32_t* c) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (size_t r = 0; r < n; ++r) {
+    const int8_t* row = x + r * k;
+    __m512i acc = _mm512_setzero_si512();
+    size_t i = 0;
+    for (; i + 64 <= k; i += 64) acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512(row + i));
+    if (i < k) {
+      acc = _mm512_dpbusd_epi32(acc, ones, _mm512_maskz_loadu_epi8(~0ull >> (64 - (k - i)), row + i));
+    }
+    c[r] = 128 * _mm512_reduce_add_epi32(acc);
+  }
+}
+
 // The reference's finish (int8_gemm_kernel.h Int8Finish) on 16 lanes:
 //   min(hi, max(lo, float(acc) * scale + bias))  with scale = x_scale[r] * w_scale[o]
 // rounded as the scalar code rounds: the product is kept out of a fused multiply-add (the

@@ -1,0 +1,134 @@
+#include "kernels/int8_gemm_avx512vnni_packed.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/int8_gemm_avx512vnni.h"
+
+namespace headwise::kernels {
+
+size_t Int8VnniPackedBytes(size_t n, size_t k) {
+  return (n + kVnniBlock - 1) / kVnniBlock * ((k + 3) / 4) * 64;
+}
+
+void PackInt8Vnni(const int8_t* w, size_t n, size_t k, uint8_t* out) {
+  const size_t k4 = (k + 3) / 4, blocks = (n + kVnniBlock - 1) / kVnniBlock;
+  for (size_t blk = 0; blk < blocks; ++blk) {
+    for (size_t g = 0; g < k4; ++g) {
+      uint8_t* dst = out + (blk * k4 + g) * 64;
+      for (size_t c = 0; c < kVnniBlock; ++c) {
+        const size_t o = blk * kVnniBlock + c;
+        for (size_t b = 0; b < 4; ++b) {
+          const size_t i = 4 * g + b;
+          const int v = o < n && i < k ? w[o * k + i] : 0;
+          dst[c * 4 + b] = static_cast<uint8_t>(v + 128);
+        }
+      }
+    }
+  }
+}
+
+#ifdef HEADWISE_INT8_AVX512VNNI
+
+namespace {
+
+constexpr size_t kRowChunk = 256;  // rows whose corrections are held at a time (stack)
+constexpr int kBlocksPerTile = 4;
+
+// The 4 bytes of x row `row` from input 4 g on, zero past k (packed weights there are w = 0,
+// but x past its row is the next row's bytes, which must not count).
+inline int32_t XGroup(const int8_t* row, size_t g, size_t k) {
+  int32_t v = 0;
+  std::memcpy(&v, row + 4 * g, std::min<size_t>(4, k - 4 * g));
+  return v;
+}
+
+// R rows from r0 x kBlocksPerTile blocks from blk0 (of which `real` exist; the others repeat
+// the last real one and are not stored); only channels in [begin, end) are stored.
+template <int R>
+HEADWISE_TARGET_AVX512VNNI void Tile(const Int8GemmArgs& a, const uint8_t* packed, size_t k4,
+                                     size_t r0, const int32_t* corr, size_t blk0, size_t real,
+                                     size_t begin, size_t end) {
+  constexpr int NB = kBlocksPerTile;
+  const size_t k = a.k, full = k / 4;
+  const uint8_t* wb[NB];
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) wb[j] = packed + (blk0 + std::min<size_t>(j, real - 1)) * k4 * 64;
+  const int8_t* x = a.xq + r0 * k;
+  __m512i acc[R][NB];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_setzero_si512();
+  }
+  for (size_t g = 0; g < k4; ++g) {
+    __m512i wv[NB];
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) wv[j] = _mm512_loadu_si512(wb[j] + g * 64);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      int32_t xg;
+      if (g < full) {
+        std::memcpy(&xg, x + r * k + 4 * g, 4);
+      } else {
+        xg = XGroup(x + r * k, g, k);
+      }
+      const __m512i bx = _mm512_set1_epi32(xg);
+#pragma GCC unroll 4
+      for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], wv[j], bx);
+    }
+  }
+  const __m512 lo = _mm512_set1_ps(a.out_min), hi = _mm512_set1_ps(a.out_max);
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) {
+    if (static_cast<size_t>(j) >= real) break;
+    const size_t o = (blk0 + j) * kVnniBlock;
+    const size_t hi_c = std::min(kVnniBlock, end - o), lo_c = begin > o ? begin - o : 0;
+    const __mmask16 m = static_cast<__mmask16>(((1u << hi_c) - 1) & ~((1u << lo_c) - 1));
+    const __m512 w_scale = _mm512_maskz_loadu_ps(m, a.w_scale + o);
+    const __m512 bias = _mm512_maskz_loadu_ps(m, a.bias + o);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m512 y = Int8FinishX16(_mm512_sub_epi32(acc[r][j], _mm512_set1_epi32(corr[r])),
+                                     _mm512_mul_ps(_mm512_set1_ps(a.x_scale[r0 + r]), w_scale),
+                                     bias, lo, hi);
+      _mm512_mask_storeu_ps(a.y + (r0 + r) * a.y_stride + o, m, y);
+    }
+  }
+}
+
+}  // namespace
+
+bool Int8Avx512VnniPackedAvailable() { return Int8Avx512VnniAvailable(); }
+
+HEADWISE_TARGET_AVX512VNNI void Int8GemmAvx512VnniPacked(const Int8GemmArgs& a,
+                                                         const uint8_t* packed, size_t begin,
+                                                         size_t end) {
+  if (begin >= end || a.rows == 0) return;
+  const size_t k4 = (a.k + 3) / 4;
+  const size_t b0 = begin / kVnniBlock, b1 = (end + kVnniBlock - 1) / kVnniBlock;
+  int32_t corr[kRowChunk];
+  for (size_t r0 = 0; r0 < a.rows; r0 += kRowChunk) {
+    const size_t n = std::min(kRowChunk, a.rows - r0);
+    Int8VnniCorrections(a.xq + r0 * a.k, n, a.k, corr);
+    for (size_t blk = b0; blk < b1; blk += kBlocksPerTile) {
+      const size_t real = std::min<size_t>(kBlocksPerTile, b1 - blk);
+      size_t r = 0;
+      for (; r + 4 <= n; r += 4) Tile<4>(a, packed, k4, r0 + r, corr + r, blk, real, begin, end);
+      switch (n - r) {
+        case 3: Tile<3>(a, packed, k4, r0 + r, corr + r, blk, real, begin, end); break;
+        case 2: Tile<2>(a, packed, k4, r0 + r, corr + r, blk, real, begin, end); break;
+        case 1: Tile<1>(a, packed, k4, r0 + r, corr + r, blk, real, begin, end); break;
+        default: break;
+      }
+    }
+  }
+}
+
+#else
+
+bool Int8Avx512VnniPackedAvailable() { return false; }
+
+#endif
+
+}  // namespace headwise::kernels

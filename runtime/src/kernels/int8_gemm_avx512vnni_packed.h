@@ -1,0 +1,52 @@
+// runtime/src/kernels/int8_gemm_avx512vnni_packed.h: the int8 product of int8_gemm.h on weights
+// packed for vpdpbusd, for x86 with AVX-512 VNNI. NOT YET USED by FullyConnected: the file's
+// weights are row-major and read in place; using this layout needs the loader to pack each int8
+// matrix and give back the mapped pages of the row-major copy (weights held once, issue 14
+// item 5), and the shortlist's row gather and the AMX family to keep a row-major view.
+//
+// Layout (PackInt8Vnni): blocks of 16 output channels; within a block, k in groups of 4 bytes;
+// byte ((block * K4 + g) * 16 + c) * 4 + b holds w[16 block + c, 4 g + b] + 128 as an unsigned
+// byte (128, i.e. w = 0, past n or k), K4 = ceil(k / 4). One 64-byte load then holds 4 inputs
+// of 16 channels, vpdpbusd against the 4 bytes of a row of x broadcast to every lane adds them
+// into the 16 channels' sums directly: no reduction across lanes at the end and no xor per
+// load, which the row-major tiles of int8_gemm_avx512vnni.h need (128 * sum_k x[r, k] is
+// subtracted as there). Tiles of 4 rows x 4 blocks (64 channels, 16 accumulators).
+//
+// Same contract as Int8Gemm: y is bit-identical to Int8GemmReference for every row count and
+// every channel range (exact int32 sums, Int8FinishX16); a range that starts or ends inside a
+// block computes the whole block and stores its part (masked). a.w is not read.
+// Measured against the row-major family on one AMD EPYC core, weights in cache: 1.3-1.8x at
+// k = 256 for 1 to 32 rows, 1.06-1.14x at k = 1024
+// (bench/results/2026-12-06-int8-vnni-packed-x86-2core.md).
+#ifndef HEADWISE_RUNTIME_KERNELS_INT8_GEMM_AVX512VNNI_PACKED_H_
+#define HEADWISE_RUNTIME_KERNELS_INT8_GEMM_AVX512VNNI_PACKED_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/int8_gemm.h"
+#include "kernels/int8_gemm_avx512vnni.h"  // HEADWISE_INT8_AVX512VNNI on x86
+
+namespace headwise::kernels {
+
+inline constexpr size_t kVnniBlock = 16;  // output channels per block
+
+// Bytes of the packed layout of an [n, k] matrix: ceil(n / 16) * ceil(k / 4) * 64.
+size_t Int8VnniPackedBytes(size_t n, size_t k);
+
+// Packs row-major w [n, k] into out (Int8VnniPackedBytes(n, k) bytes). Portable.
+void PackInt8Vnni(const int8_t* w, size_t n, size_t k, uint8_t* out);
+
+// True where Int8GemmAvx512VnniPacked can run (CpuX86().avx512_vnni); false off x86.
+bool Int8Avx512VnniPackedAvailable();
+
+#ifdef HEADWISE_INT8_AVX512VNNI
+// Output channels [begin, end) of every row from `packed` (PackInt8Vnni of the a.k-wide
+// weights). Only where Int8Avx512VnniPackedAvailable().
+void Int8GemmAvx512VnniPacked(const Int8GemmArgs& a, const uint8_t* packed, size_t begin,
+                              size_t end);
+#endif
+
+}  // namespace headwise::kernels
+
+#endif  // HEADWISE_RUNTIME_KERNELS_INT8_GEMM_AVX512VNNI_PACKED_H_
