@@ -454,7 +454,10 @@ class Translator {
   // this CPU (cpuinfo), so a user on a device can see what runs: "<format>: <kernel>" for each
   // distinct path, joined with ", ", e.g. "int8: neon-dotprod" (aarch64 with the dot-product
   // extension), "int8: neon", "int8: neon-armv7", "int8: amx" (x86 with AMX-INT8: tiles for
-  // 8+ rows), "int8: avx512-vnni", "int8: avx-vnni", "int8: avx2", "int8: portable",
+  // 8+ rows), "int8: avx512-vnni-packed" (x86 with AVX-512 VNNI, a model loaded from a file:
+  // its int8 matrices packed once per Model for vpdpbusd, the file's pages released),
+  // "int8: avx512-vnni" (the same CPU, a model loaded from memory: rows read in place),
+  // "int8: avx-vnni", "int8: avx2", "int8: portable",
   // "fp16: xnnpack", "fp32: xnnpack", "fp32: f32-gemm-avx2" (F32 / F16 weights in place); a
   // path taken only by one-row products (batch-1 decode steps) or only by products of several
   // rows is marked "(1 row)" / "(2+ rows)", e.g.

@@ -87,7 +87,7 @@ Status Decoder::Step(size_t rows, size_t step, float* logits) const {
   const size_t d = static_cast<size_t>(dims.d_model);
   const float scale = dims.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.0f;
   EmbedTokens(net_.model->decoder_embed, b.rows.token, rows, d, scale,
-              b.tables.positions + step * d, 0, b.y);
+              b.tables.positions + step * d, 0, b.y, net_.decoder_embed_packed);
 
   for (size_t l = 0; l < net_.decoder.size(); ++l) {
     const DecoderLayerWeights& w = net_.model->decoder_layers[l];

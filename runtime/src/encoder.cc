@@ -24,7 +24,7 @@ Status RunEncoder(const Network& net, const EncoderBuffers& b, const TokenSpan* 
     b.source.offset[s] = static_cast<int32_t>(rows);
     b.source.length[s] = static_cast<int32_t>(sources[s].size);
     EmbedTokens(m.encoder_embed, sources[s].ids, sources[s].size, d, scale, tables.positions, d,
-                b.x + rows * d);
+                b.x + rows * d, net.encoder_embed_packed);
     rows += sources[s].size;
   }
 

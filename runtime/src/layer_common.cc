@@ -7,7 +7,8 @@
 namespace headwise {
 
 void EmbedTokens(const WeightView& table, const int32_t* ids, size_t rows, size_t dim,
-                 float scale, const float* positions, size_t position_stride, float* out) {
+                 float scale, const float* positions, size_t position_stride, float* out,
+                 const uint8_t* packed) {
   switch (table.dtype) {
     case DType::kF32:
       kernels::EmbedTokens(table.f32(), ids, rows, dim, scale, positions, position_stride, out);
@@ -16,6 +17,11 @@ void EmbedTokens(const WeightView& table, const int32_t* ids, size_t rows, size_
       kernels::EmbedTokensF16(table.f16(), ids, rows, dim, scale, positions, position_stride, out);
       return;
     case DType::kI8:
+      if (packed != nullptr) {
+        kernels::EmbedTokensI8Packed(packed, table.scale, ids, rows, dim, scale, positions,
+                                     position_stride, out);
+        return;
+      }
       kernels::EmbedTokensI8(table.i8(), table.scale, ids, rows, dim, scale, positions,
                              position_stride, out);
       return;

@@ -11,7 +11,7 @@
 // Residency (weights held once): a mapped file's pages are resident only while something reads
 // them. Load releases each chunk after checksumming it and the metadata once copied out; an
 // operator that packs a matrix into its own copy (XNNPACK) releases the matrix's pages after
-// packing (FcParams::weight_pages). Pages read in place at run time (int8 weights, embedding
+// packing (FcParams::weight_pages), and so does `int8_packed` for the int8 matrices it packs. Pages read in place at run time (int8 weights, embedding
 // rows, weights of the in-place kernels) come back on first access. Releasing never changes
 // what a read returns (common/mapped_file.h), so it is safe while other Translators read or
 // pack the same pages on other threads: they fault them in again.
@@ -27,6 +27,7 @@
 #include "format/model_config.h"
 #include "format/shortlist.h"
 #include "headwise/headwise.hpp"
+#include "int8_packed_store.h"
 #include "tokenizer.h"
 #include "weights.h"
 
@@ -62,6 +63,11 @@ struct Model::Impl {
 
   // Null when the file carries no tokenizer (source_spm, target_spm and vocab all empty).
   std::unique_ptr<Tokenizer> tokenizer;
+
+  // The VNNI-packed copies of the int8 matrices the layers' operators read (made when the first
+  // Translator creates its operators; int8_packed_store.h). Mutable: a cache of the immutable
+  // weights above, thread-safe.
+  mutable Int8PackedStore int8_packed;
 };
 
 }  // namespace headwise

@@ -98,8 +98,14 @@ Status CreateNetwork(const Model::Impl& m, int num_threads, const Int8Scratch* i
   // lm_head first: where operators pack their weights, the largest matrix (often the tied
   // embedding table) is copied while nothing else is packed yet, so its source and its copy
   // are resident together only beside the layers' unpacked (released) weights.
+  // int8 matrices are packed where this CPU packs them (int8_packed_store.h), lm_head too: the
+  // embedding lookups of a table tied to it and the shortlist's gather read the packed rows.
+  plain.int8_packed = &m.int8_packed;
+  ffn1.int8_packed = &m.int8_packed;
   const FcPart lm{m.lm_head, m.final_logits_bias};
   HW_ASSIGN_OR_RETURN(net->lm_head, FullyConnected::Create(&lm, 1, plain, "lm_head"));
+  if (m.encoder_embed.dtype == DType::kI8) net->encoder_embed_packed = m.int8_packed.Find(m.encoder_embed.i8());
+  if (m.decoder_embed.dtype == DType::kI8) net->decoder_embed_packed = m.int8_packed.Find(m.decoder_embed.i8());
   for (size_t l = 0; l < m.encoder_layers.size(); ++l) {
     const EncoderLayerWeights& w = m.encoder_layers[l];
     const std::string name = "encoder layer " + std::to_string(l) + " ";

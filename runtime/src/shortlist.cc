@@ -9,6 +9,7 @@
 #include "common/half.h"
 #include "kernels/f32_gemv.h"
 #include "kernels/int8_gemm.h"
+#include "kernels/int8_gemm_avx512vnni_packed.h"
 #include "kernels/softmax.h"
 #include "parallel.h"
 
@@ -83,14 +84,21 @@ void ShortlistOutput::Prepare(const TokenSpan* sources, size_t batch, float* log
 
   const WeightView& w = m.lm_head;
   switch (w.dtype) {
-    case DType::kI8:
+    case DType::kI8: {
+      // Rows of lm_head's packed copy where its operator packed it (its pages are released).
+      const uint8_t* packed = m.int8_packed.Find(w.i8());
       for (size_t j = 0; j < size_; ++j) {
         const size_t id = static_cast<size_t>(b.ids[j]);
-        std::memcpy(b.w8 + j * d, w.i8() + id * d, d);
+        if (packed != nullptr) {
+          for (size_t i = 0; i < d; ++i) b.w8[j * d + i] = kernels::Int8VnniPackedAt(packed, d, id, i);
+        } else {
+          std::memcpy(b.w8 + j * d, w.i8() + id * d, d);
+        }
         b.w8_scale[j] = w.scale[id];
         b.bias[j] = m.final_logits_bias.f32()[id];
       }
       break;
+    }
     case DType::kF16:
       for (size_t j = 0; j < size_; ++j) {
         const uint16_t* row = w.f16() + static_cast<size_t>(b.ids[j]) * d;

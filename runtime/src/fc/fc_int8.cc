@@ -1,12 +1,16 @@
 // The int8 path: activations quantized per row at run time, int32 sums (kernels/int8_gemm.h,
-// which picks the CPU's kernel). Every part is read in place from the model, fused parts one
-// after the other on the same quantized input: no copy of the weights.
+// which picks the CPU's kernel), fused parts one after the other on the same quantized input.
+// The parts are read in place from the model, or, where FcParams::int8_packed is set and this
+// CPU packs (x86 with the avx512-vnni family dispatched), from the Model's VNNI-packed copies
+// (int8_packed_store.h; their row-major pages released): the same bits either way.
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "fc/fc_path.h"
+#include "int8_packed_store.h"
 #include "kernels/int8_gemm.h"
+#include "kernels/int8_gemm_avx512vnni_packed.h"
 #include "parallel.h"
 
 namespace headwise {
@@ -17,6 +21,7 @@ class Int8Path final : public FcPath {
   // One part, read in place.
   struct Part {
     const int8_t* w = nullptr;      // [rows, in]
+    const uint8_t* packed = nullptr;  // its VNNI-packed copy (the Model's), or null
     const float* scale = nullptr;   // [rows]
     const float* bias = nullptr;    // [rows]
     size_t rows = 0;
@@ -27,7 +32,8 @@ class Int8Path final : public FcPath {
       return InternalError(name_ + ": " + std::to_string(rows) + " rows exceed the int8 scratch");
     }
     kernels::QuantizeRowsDynamic(x, rows, in_, in_stride_, scratch_->q, scratch_->scale);
-    // Tiles of 64 output channels (a multiple of the kernel's 4), one task each.
+    // Tiles of 64 output channels (a multiple of the kernels' 4 and of the packed blocks' 16),
+    // one task each.
     constexpr size_t kTile = 64;
     ParallelTiles(workers, out_, kTile, rows * in_ * out_, WorkKind::kInt8,
                   [&](size_t begin, size_t count) { RunRange(rows, y, begin, begin + count); });
@@ -35,7 +41,7 @@ class Int8Path final : public FcPath {
   }
 
   std::string KernelName(size_t /*rows*/) const override {
-    return std::string("int8: ") + kernels::Int8GemmKernelName();
+    return std::string("int8: ") + kernels::Int8GemmKernelName() + (packed_ ? "-packed" : "");
   }
 
  private:
@@ -56,11 +62,18 @@ class Int8Path final : public FcPath {
       a.y_stride = out_stride_;
       a.out_min = out_min_;
       a.out_max = out_max_;
+#ifdef HEADWISE_INT8_AVX512VNNI
+      if (p.packed != nullptr) {
+        kernels::Int8GemmAvx512VnniPacked(a, p.packed, lo, hi);
+        return;
+      }
+#endif
       kernels::Int8Gemm(a, lo, hi);
     });
   }
 
   std::vector<Part> parts_;
+  bool packed_ = false;  // every part has its packed copy
   const Int8Scratch* scratch_ = nullptr;
   size_t in_ = 0, out_ = 0, in_stride_ = 0, out_stride_ = 0;
   float out_min_ = 0, out_max_ = 0;
@@ -87,7 +100,16 @@ Result<std::unique_ptr<const FcPath>> CreateInt8Path(const FcSpec& spec) {
   q->name_ = *spec.name;
   for (size_t i = 0; i < spec.num_parts; ++i) {
     const FcPart& p = spec.parts[i];
-    q->parts_.push_back({p.weight.i8(), p.weight.scale, p.bias.f32(), p.weight.rows});
+    const uint8_t* packed = params.int8_packed != nullptr && params.weight_pages != nullptr
+                                ? params.int8_packed->Get(p.weight.i8(), p.weight.rows, spec.in,
+                                                          *params.weight_pages)
+                                : nullptr;
+    q->parts_.push_back({p.weight.i8(), packed, p.weight.scale, p.bias.f32(), p.weight.rows});
+  }
+  q->packed_ = !q->parts_.empty();
+  for (const Int8Path::Part& p : q->parts_) q->packed_ = q->packed_ && p.packed != nullptr;
+  if (!q->packed_) {
+    for (Int8Path::Part& p : q->parts_) p.packed = nullptr;  // all parts one way
   }
   return std::unique_ptr<const FcPath>(std::move(q));
 }

@@ -26,6 +26,7 @@
 namespace headwise {
 
 class FcPath;
+class Int8PackedStore;
 class MappedFile;
 
 // One output block of a fused operator: weight [rows, in] and bias [rows].
@@ -68,6 +69,11 @@ struct FcParams {
   // (MappedFile::ReleasePages); they are read again from the file if anything else reads them.
   // Used during Create only.
   const MappedFile* weight_pages = nullptr;
+  // Non-null (with weight_pages): the int8 path reads the VNNI-packed copies this store keeps
+  // of the parts' matrices where this CPU packs them (int8_packed_store.h: once per Model,
+  // shared, the row-major pages released). Null for matrices that are also read row by row
+  // (lm_head, tied to the embeddings and gathered by the shortlist). Must outlive the operator.
+  Int8PackedStore* int8_packed = nullptr;
 };
 
 class FullyConnected {

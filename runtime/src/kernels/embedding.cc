@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/half.h"
+#include "kernels/int8_gemm_avx512vnni_packed.h"
 #include "kernels/vec.h"
 
 namespace headwise::kernels {
@@ -55,6 +56,20 @@ void EmbedTokensI8(const int8_t* embed, const float* row_scale, const int32_t* i
     const float* p = positions + r * position_stride;
     float* o = out + r * dim;
     for (size_t j = 0; j < dim; ++j) o[j] = (static_cast<float>(e[j]) * s) * scale + p[j];
+  }
+}
+
+void EmbedTokensI8Packed(const uint8_t* packed, const float* row_scale, const int32_t* ids,
+                         size_t rows, size_t dim, float scale, const float* positions,
+                         size_t position_stride, float* out) {
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t id = static_cast<size_t>(ids[r]);
+    const float s = row_scale[id];
+    const float* p = positions + r * position_stride;
+    float* o = out + r * dim;
+    for (size_t j = 0; j < dim; ++j) {
+      o[j] = (static_cast<float>(Int8VnniPackedAt(packed, dim, id, j)) * s) * scale + p[j];
+    }
   }
 }
 

@@ -1,0 +1,40 @@
+#include "int8_packed_store.h"
+
+#include <cstring>
+
+#include "kernels/int8_gemm.h"
+#include "kernels/int8_gemm_avx512vnni_packed.h"
+
+namespace headwise {
+
+bool Int8PackedStore::PacksHere() {
+  static const bool packs = kernels::Int8Avx512VnniPackedAvailable() &&
+                            std::strcmp(kernels::Int8GemmKernelName(), "avx512-vnni") == 0;
+  return packs;
+}
+
+const uint8_t* Int8PackedStore::Get(const int8_t* w, size_t n, size_t k, const MappedFile& file) {
+  if (!PacksHere() || file.size() == 0) return nullptr;
+  const std::lock_guard<std::mutex> lock(mu_);
+  auto it = packed_.find(w);
+  if (it != packed_.end()) return it->second.get();
+  const size_t bytes = kernels::Int8VnniPackedBytes(n, k);
+  auto copy = std::make_unique<uint8_t[]>(bytes);
+  kernels::PackInt8Vnni(w, n, k, copy.get());
+  file.ReleasePages(w, n * k);
+  bytes_ += bytes;
+  return packed_.emplace(w, std::move(copy)).first->second.get();
+}
+
+const uint8_t* Int8PackedStore::Find(const int8_t* w) const {
+  const std::lock_guard<std::mutex> lock(mu_);
+  auto it = packed_.find(w);
+  return it == packed_.end() ? nullptr : it->second.get();
+}
+
+size_t Int8PackedStore::bytes() const {
+  const std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
+}
+
+}  // namespace headwise
