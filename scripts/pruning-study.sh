@@ -1,70 +1,94 @@
 #!/usr/bin/env bash
-# The pruning study of issue 13 (docs/pruning-results.md): every point is one `headwise-train
-# sweep` command that skips what is done and resumes what was interrupted, so this script can
-# be rerun at any time and continues where it stopped.
+# The pruning study of issue 13 (docs/pruning-results.md) on the shipped en-de base: every part is
+# `headwise-train sweep` commands that skip what is done and resume what was interrupted, so
+# this script can be rerun at any time and continues where it stopped.
 #
-#   GPU, in one go:      DEVICE=cuda scripts/pruning-study.sh
-#   CPU, in background:  nohup nice -n 10 scripts/pruning-study.sh > study.log 2>&1 &
+#   scripts/pruning-study.sh enc       # encoder-only L0 curve: lambda-0 control, then the lambdas
+#   scripts/pruning-study.sh all       # all three attention types: control, then the lambdas
+#   scripts/pruning-study.sh rank      # rank pruning of the base without fine-tuning
+#   scripts/pruning-study.sh phase2    # seeds 2, 3 of the controls and headline points, and the
+#                                      # from-scratch control (needs HEADLINE_ENC, HEADLINE_ALL,
+#                                      # BASE_RUN)
+#   scripts/pruning-study.sh report    # JSON + PNG + docs/pruning-results.md from the records
 #
-# Inputs (environment, defaults below): START = the converged base (a ckpt-*.pt / best.pt of the
-# base run; its step count sets the from-scratch control's budget), BASE_CKPT = the same model
-# exported (`headwise-train export`), with BASE_CKPT/analysis.json from `headwise-train
-# analyze` (relevance, confidence, sinks); BASE_RUN = the base training run (its run.json
-# settings train the from-scratch control). Phase 2 needs the headline lambdas, read off the
-# phase-1 report: HEADLINE_ENC (the encoder-only point with <= 10 encoder heads closest to its
-# control) and HEADLINE_ALL (the all-types point near a quarter of the heads).
+# On 2 cores run two parts at once, each on 1 thread (what the 2026-12-06 session did):
+#   nohup nice -n 10 scripts/pruning-study.sh enc > enc.log 2>&1 &
+#   nohup nice -n 10 scripts/pruning-study.sh all > all.log 2>&1 &
+# then `rank` (about 40 greedy test-split scores) and `report`. On a GPU: DEVICE=cuda.
+#
+# Settings (environment): ROOT holds one directory per point (outside the work tree: optimiser
+# states never go into git); START is the converged base the L0 points fine-tune (an exported
+# checkpoint: models/en-de/base-checkpoint, the shipped base); STEPS fine-tuning steps per point
+# (1,000 of 4,096-token batches: about 50 minutes per point on one core of the 2-core machine),
+# with the gate settings of `headwise-train sweep runs`' default --prune-args (log_alpha from 0,
+# gate lr 0.01 constant, hard test-time rule, settle margin 1.0, sum penalty). The lambdas are in
+# the order they run: the controls first, then points that spread the curve, then the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CACHE=/root/.cache/headwise
-ROOT=${ROOT:-$CACHE/sweep/de-v2}
+CACHE=${CACHE:-$HOME/.cache/headwise}
+ROOT=${ROOT:-$CACHE/sweep/de-v6}
 DATA=${DATA:-$CACHE/corpus/de}
-VOCAB=${VOCAB:-$CACHE/vocab/de-8k}
-BASE_RUN=${BASE_RUN:-$CACHE/runs/de-base-v2}
-START=${START:-$BASE_RUN/best.pt}
-BASE_CKPT=${BASE_CKPT:-$CACHE/export/de-base-v2}
-ANALYSIS=${ANALYSIS:-$BASE_CKPT/analysis.json}
+START=${START:-models/en-de/base-checkpoint}
+ANALYSIS=${ANALYSIS:-$START/analysis.json}
 DEVICE=${DEVICE:-cpu}
 THREADS=${THREADS:-1}
-ENC_LAMBDAS=${ENC_LAMBDAS:-0,0.002,0.005,0.01,0.02,0.04,0.08}
-ALL_LAMBDAS=${ALL_LAMBDAS:-0,0.005,0.01,0.02,0.04,0.08}
+STEPS=${STEPS:-1000}
+ENC_LAMBDAS=${ENC_LAMBDAS:-0 0.005 0.02 0.002 0.05 0.01}
+ALL_LAMBDAS=${ALL_LAMBDAS:-0 0.01 0.04 0.02 0.005}
 HEADLINE_ENC=${HEADLINE_ENC:-}
 HEADLINE_ALL=${HEADLINE_ALL:-}
+BASE_RUN=${BASE_RUN:-}
+# The from-scratch control's updates: the base's (de-base-v5 5,250 + de-base-v6 1,200, from
+# models/en-de/training) plus one L0 point's STEPS.
+SCRATCH_STEPS=${SCRATCH_STEPS:-$((5250 + 1200 + STEPS))}
 OUT_DIR=${OUT_DIR:-models/en-de/sweep}
 MD=${MD:-docs/pruning-results.md}
 
 train() { /usr/bin/python3 trainer/headwise-train "$@"; }
-common=(--root "$ROOT" --data "$DATA" --vocab "$VOCAB" --threads "$THREADS")
+common=(--root "$ROOT" --data "$DATA" --vocab "$START" --threads "$THREADS")
+expected() {  # the point names the report lists as missing until they have a result
+  local names="base" l
+  for l in $ENC_LAMBDAS; do names+=",enc-$l"; done
+  for l in $ALL_LAMBDAS; do names+=",all-$l"; done
+  echo "$names"
+}
 
-# Phase 1: the unpruned base, the L0 curves (seed 1) with their lambda-0 controls.
-train sweep runs "${common[@]}" --lambdas "" --reference "base=$BASE_CKPT"
-train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --settings enc \
-  --lambdas "$ENC_LAMBDAS"
-train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --settings all \
-  --lambdas "$ALL_LAMBDAS"
-
-# Rank pruning of the base without fine-tuning: AttnLRP, signed relevance, Michel, confidence,
-# and 5 random orders.
-train sweep rank "${common[@]}" --analysis "$ANALYSIS" --model "$BASE_CKPT"
-
-# Phase 2: 3 seeds of the controls and of the two headline points, and the from-scratch
-# control of the headline all-types layout at the updates of base + pruning.
-if [[ -n "$HEADLINE_ENC" && -n "$HEADLINE_ALL" ]]; then
-  train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --settings enc \
-    --lambdas "0,$HEADLINE_ENC" --seeds 2,3
-  train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --settings all \
-    --lambdas "0,$HEADLINE_ALL" --seeds 2,3
-  train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --lambdas "" \
-    --scratch "scratch-all-$HEADLINE_ALL=@all-$HEADLINE_ALL" --base-run "$BASE_RUN" \
-    --scratch-steps auto --steps "$(/usr/bin/python3 -c 'import shlex,sys
-sys.path.insert(0, "trainer")
-from headwise_trainer.sweep.cli import DEFAULT_PRUNE_ARGS as a
-a = shlex.split(a); print(a[a.index("--steps") + 1])')"
-else
-  echo "pruning-study: phase 2 (seeds, from-scratch control) waits for HEADLINE_ENC and" \
-       "HEADLINE_ALL (read them off $MD)"
-fi
-
-# The report: JSON + PNG + Markdown, from the records only.
-train sweep report --root "$ROOT" --out-dir "$OUT_DIR" --md "$MD" --base-run "$BASE_RUN" \
-  --analysis "$ANALYSIS"
+case "${1:-}" in
+  enc|all)
+    [[ "$1" == enc ]] && lambdas=$ENC_LAMBDAS || lambdas=$ALL_LAMBDAS
+    # The unpruned base, scored once (greedy and beam 4) as a reference.
+    train sweep runs "${common[@]}" --lambdas "" --reference "base=$START"
+    for l in $lambdas; do
+      train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --steps "$STEPS" \
+        --settings "$1" --lambdas "$l"
+    done
+    ;;
+  rank)
+    # AttnLRP, signed relevance, Michel, confidence and 5 random orders; greedy only.
+    train sweep rank "${common[@]}" --analysis "$ANALYSIS" --model "$START" --searches greedy \
+      --enc-keep 24,10 --all-keep 48,24
+    ;;
+  phase2)
+    if [[ -z "$HEADLINE_ENC" || -z "$HEADLINE_ALL" || -z "$BASE_RUN" ]]; then
+      echo "pruning-study: phase2 needs HEADLINE_ENC and HEADLINE_ALL (lambdas read off $MD)" \
+           "and BASE_RUN (the base's training run, whose settings the from-scratch control copies)" >&2
+      exit 2
+    fi
+    train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --steps "$STEPS" \
+      --settings enc --lambdas "0,$HEADLINE_ENC" --seeds 2,3
+    train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --steps "$STEPS" \
+      --settings all --lambdas "0,$HEADLINE_ALL" --seeds 2,3
+    train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --lambdas "" \
+      --scratch "scratch-all-$HEADLINE_ALL=@all-$HEADLINE_ALL" --base-run "$BASE_RUN" \
+      --scratch-steps "$SCRATCH_STEPS" --steps "$STEPS"
+    ;;
+  report)
+    train sweep report --root "$ROOT" --out-dir "$OUT_DIR" --md "$MD" --analysis "$ANALYSIS" \
+      --expect "$(expected)" ${BASE_RUN:+--base-run "$BASE_RUN"}
+    ;;
+  *)
+    echo "usage: $0 enc|all|rank|phase2|report  (see the comment at the top)" >&2
+    exit 2
+    ;;
+esac
