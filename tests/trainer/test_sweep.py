@@ -223,6 +223,16 @@ def test_rank_against_random_and_sinks_against_closed_heads():
     assert row[2] == "not met"
     assert "relevance above all random orders at 1 of 1" in row[3]
     assert "michel above all random orders at 0 of 1" in row[3]
+    # Above every random order, but 3 of the 5 orders the claim asks for: not measurable yet,
+    # saying how many there are; with 5 (and no ranking below one): met.
+    above = [p for p in pts if p["name"] != "michel-enc-10"]
+    row = {r[0].split(" (")[0]: r for r in verdict_rows(above, Comparisons(), "greedy", None)}[
+        "A head ranking is better than chance"]
+    assert row[2] == "not measurable" and "enc-10: 3" in row[3], row
+    above += [rank(f"random{i}-enc-10", "random", 10, 10.0 + i) for i in (4, 5)]
+    row = {r[0].split(" (")[0]: r for r in verdict_rows(above, Comparisons(), "greedy", None)}[
+        "A head ranking is better than chance"]
+    assert row[2] == "met" and "relevance above all random orders at 1 of 1" in row[3], row
     # Sinks: block "enc" has 4 heads; the L0 point closed heads 2 and 3 (sink 0.8, 0.6) and kept
     # 0 and 1 (sink 0.1, 0.3).
     analysis = {"blocks": [{"name": "enc", "kind": "encoder_self", "heads": [

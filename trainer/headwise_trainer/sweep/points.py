@@ -40,8 +40,11 @@ def seed(r: dict) -> int:
 
 
 def searches(points: Sequence[dict]) -> List[str]:
-    """The searches every scored point has, in a fixed order (greedy first)."""
-    have = [set((r.get("searches") or {"greedy": None}).keys()) for r in points]
+    """The searches every scored point has, in a fixed order (greedy first). Rank points do
+    not count when other points exist: they are scored greedy only (scripts/pruning-study.sh
+    rank), and their tables show "-" for a search they lack."""
+    scored = [r for r in points if r.get("kind") != "rank"] or list(points)
+    have = [set((r.get("searches") or {"greedy": None}).keys()) for r in scored]
     common = set.intersection(*have) if have else set()
     return [s for s in ("greedy", "beam4") if s in common]
 
