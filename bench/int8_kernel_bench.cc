@@ -23,16 +23,28 @@
 namespace headwise::bench {
 namespace {
 
+// One product's operands, the same random draws for every benchmark of a shape.
+struct Operands {
+  std::vector<float> x, w_scale, bias, x_scale;
+  std::vector<int8_t> w, xq;
+  Operands(size_t in, size_t out, size_t rows)
+      : x(rows * in), w_scale(out), bias(out), x_scale(rows), w(out * in), xq(rows * in) {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> q(-127, 127);
+    for (float& v : x) v = u(rng);
+    for (int8_t& v : w) v = static_cast<int8_t>(q(rng));
+    for (float& v : w_scale) v = 0.01f * (1.5f + u(rng));
+    for (float& v : bias) v = 0.1f * u(rng);
+  }
+  kernels::Int8GemmArgs Args(size_t in, size_t out, size_t rows) {
+    return kernels::Int8GemmArgs{xq.data(), x_scale.data(), rows, in, w.data(), w_scale.data(),
+                                 bias.data(), nullptr, out, -1e30f, 1e30f};
+  }
+};
+
 void BM_Int8Families(benchmark::State& state, size_t in, size_t out, size_t rows) {
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> q(-127, 127);
-  std::vector<float> x(rows * in), w_scale(out), bias(out), x_scale(rows);
-  std::vector<int8_t> w(out * in), xq(rows * in);
-  for (float& v : x) v = u(rng);
-  for (int8_t& v : w) v = static_cast<int8_t>(q(rng));
-  for (float& v : w_scale) v = 0.01f * (1.5f + u(rng));
-  for (float& v : bias) v = 0.1f * u(rng);
+  Operands op(in, out, rows);
   size_t n = 0;
   const kernels::Int8Kernel* all = kernels::Int8Kernels(&n);
   std::vector<const kernels::Int8Kernel*> families;
@@ -41,12 +53,11 @@ void BM_Int8Families(benchmark::State& state, size_t in, size_t out, size_t rows
   }
   std::vector<std::vector<float>> y(families.size(), std::vector<float>(rows * out));
   std::vector<double> seconds(families.size(), 0.0);
-  kernels::Int8GemmArgs a{xq.data(), x_scale.data(), rows, in, w.data(), w_scale.data(),
-                          bias.data(), nullptr, out, -1e30f, 1e30f};
+  kernels::Int8GemmArgs a = op.Args(in, out, rows);
   for (auto _ : state) {
     for (size_t f = 0; f < families.size(); ++f) {
       const double t0 = ThreadCpuSeconds();
-      families[f]->quantize(x.data(), rows, in, in, xq.data(), x_scale.data());
+      families[f]->quantize(op.x.data(), rows, in, in, op.xq.data(), op.x_scale.data());
       a.y = y[f].data();
       families[f]->gemm(a, 0, out);
       benchmark::DoNotOptimize(y[f].data());
@@ -72,21 +83,12 @@ void BM_Int8Layouts(benchmark::State& state, size_t in, size_t out, size_t rows)
     state.SkipWithError("this CPU lacks AVX-512 VNNI");
     return;
   }
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> q(-127, 127);
-  std::vector<float> x(rows * in), w_scale(out), bias(out), x_scale(rows);
-  std::vector<int8_t> w(out * in), xq(rows * in);
-  for (float& v : x) v = u(rng);
-  for (int8_t& v : w) v = static_cast<int8_t>(q(rng));
-  for (float& v : w_scale) v = 0.01f * (1.5f + u(rng));
-  for (float& v : bias) v = 0.1f * u(rng);
+  Operands op(in, out, rows);
   std::vector<uint8_t> packed(kernels::Int8VnniPackedBytes(out, in));
-  kernels::PackInt8Vnni(w.data(), out, in, packed.data());
-  kernels::QuantizeRowsDynamic(x.data(), rows, in, in, xq.data(), x_scale.data());
+  kernels::PackInt8Vnni(op.w.data(), out, in, packed.data());
+  kernels::QuantizeRowsDynamic(op.x.data(), rows, in, in, op.xq.data(), op.x_scale.data());
   std::vector<float> y_row(rows * out), y_packed(rows * out);
-  kernels::Int8GemmArgs a{xq.data(), x_scale.data(), rows, in, w.data(), w_scale.data(),
-                          bias.data(), nullptr, out, -1e30f, 1e30f};
+  kernels::Int8GemmArgs a = op.Args(in, out, rows);
   double row_s = 0, packed_s = 0;
   for (auto _ : state) {
     double t0 = ThreadCpuSeconds();
