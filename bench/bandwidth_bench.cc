@@ -1,5 +1,6 @@
 // How close a batch-1 decode step comes to the machine's memory bandwidth, and what a second
-// thread buys, on synthetic models (bench/synthetic_model.h).
+// thread buys, on synthetic models (bench/synthetic_model.h) loaded from a file as a user loads
+// one (LoadSyntheticFile: mapped, so int8 runs on the packed layout where the CPU has one).
 //
 // model/decode_bandwidth/SIZE/weights:W: one iteration runs, in CPU time of this thread (one
 // thread, no pool), greedy decoding of 64 and of 1 token (decode step = (t64 - t1) / 63, as
@@ -41,34 +42,6 @@ namespace {
 constexpr size_t kSourceLength = 20;
 constexpr int kSteps = 64;
 constexpr int kStreamPasses = 8;
-
-size_t MatrixBytes(const WeightView& w) {
-  if (w.empty()) return 0;
-  return w.elements() * DTypeSize(w.dtype) + (w.scale != nullptr ? w.rows * sizeof(float) : 0);
-}
-
-size_t AttentionStepBytes(const AttentionWeights& a, bool cross) {
-  if (a.num_heads == 0) return 0;
-  // Cross-attention's K and V are projected once per call (RunEncoder), not per step.
-  size_t bytes = MatrixBytes(a.q_w) + MatrixBytes(a.q_b) + MatrixBytes(a.out_w) + MatrixBytes(a.out_b);
-  if (!cross) bytes += MatrixBytes(a.k_w) + MatrixBytes(a.k_b) + MatrixBytes(a.v_w) + MatrixBytes(a.v_b);
-  return bytes;
-}
-
-}  // namespace
-
-// The weight bytes one decode step reads (every row count reads them once).
-size_t DecodeStepWeightBytes(const Model::Impl& m) {
-  size_t bytes = MatrixBytes(m.lm_head) + MatrixBytes(m.final_logits_bias);
-  for (const DecoderLayerWeights& l : m.decoder_layers) {
-    bytes += AttentionStepBytes(l.self_attn, false) + AttentionStepBytes(l.cross_attn, true);
-    bytes += MatrixBytes(l.ffn.fc1_w) + MatrixBytes(l.ffn.fc1_b) + MatrixBytes(l.ffn.fc2_w) +
-             MatrixBytes(l.ffn.fc2_b);
-  }
-  return bytes;
-}
-
-namespace {
 
 // A plain streaming read: the sum of every 64-bit word (AVX2 loads on x86 where the CPU has
 // them, so the loop is bound by the memory system, not by instructions).
@@ -121,8 +94,8 @@ TranslatorLimits Limits(int batch, int threads, WorkerWait wait = WorkerWait::kY
 }
 
 void BM_DecodeBandwidth(benchmark::State& state, SyntheticOptions o) {
-  const std::unique_ptr<LoadedModel> m = LoadSynthetic(o);
-  Result<std::unique_ptr<Translator::Impl>> made = CreateTranslatorImpl(m->model, Limits(1, 1));
+  const std::shared_ptr<const Model> model = LoadSyntheticFile(o);
+  Result<std::unique_ptr<Translator::Impl>> made = CreateTranslatorImpl(model, Limits(1, 1));
   if (!made.ok()) Die(made.status().ToString());
   Translator::Impl& t = **made;
   const size_t bytes = DecodeStepWeightBytes(t.model_impl());
@@ -153,10 +126,10 @@ void BM_DecodeBandwidth(benchmark::State& state, SyntheticOptions o) {
 }
 
 void BM_Threads(benchmark::State& state, SyntheticOptions o, int batch, WorkerWait wait) {
-  const std::unique_ptr<LoadedModel> m = LoadSynthetic(o);
+  const std::shared_ptr<const Model> model = LoadSyntheticFile(o);
   std::unique_ptr<Translator> tr[2];
   for (int i = 0; i < 2; ++i) {
-    Result<std::unique_ptr<Translator>> made = Translator::Create(m->model, Limits(batch, i + 1, wait));
+    Result<std::unique_ptr<Translator>> made = Translator::Create(model, Limits(batch, i + 1, wait));
     if (!made.ok()) Die(made.status().ToString());
     tr[i] = std::move(made).value();
   }

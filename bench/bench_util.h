@@ -28,10 +28,6 @@ void RegisterLoadBenchmarks(const BenchConfig& config);  // load/ and memory/
 void RegisterBandwidthBenchmarks(const BenchConfig& config);
 void RegisterFileModelBenchmarks(const BenchConfig& config);
 
-// The weight bytes one decode step reads: the decoder's per-step matrices (self-attention
-// q/k/v/out, cross-attention q/out, fc1, fc2) with their scales and biases, and lm_head with
-// final_logits_bias (bandwidth_bench.cc).
-size_t DecodeStepWeightBytes(const Model::Impl& model);
 // Only with HEADWISE_BENCH_SHORTLIST_MODEL and _TEXT set (shortlist_bench.cc).
 void RegisterShortlistBenchmarks(const BenchConfig& config);
 

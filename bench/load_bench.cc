@@ -56,16 +56,6 @@ TranslatorLimits OneSentence(int threads) {
   return l;
 }
 
-std::string WriteTemp(const std::vector<uint8_t>& image, const std::string& tag) {
-  const std::string path = "/tmp/headwise_bench_" + std::to_string(getpid()) + "_" + tag + ".hwm";
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr || std::fwrite(image.data(), 1, image.size(), f) != image.size() ||
-      std::fclose(f) != 0) {
-    Die("cannot write " + path);
-  }
-  return path;
-}
-
 void BM_Load(benchmark::State& state, SyntheticOptions o) {
   const std::vector<uint8_t> image = SerializeSynthetic(o);
   const std::string path = WriteTemp(image, std::string(o.size.name) + "_" + WeightFormatName(o.weights));

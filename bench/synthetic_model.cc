@@ -5,6 +5,8 @@
 #include <cstring>
 #include <random>
 
+#include <unistd.h>
+
 #include "format/model_writer.h"
 
 namespace headwise::bench {
@@ -54,6 +56,26 @@ std::unique_ptr<LoadedModel> LoadSynthetic(const SyntheticOptions& options) {
   Result<std::unique_ptr<LoadedModel>> m = testing::LoadSpec(MakeSyntheticSpec(options));
   if (!m.ok()) Die("loading a synthetic model: " + m.status().ToString());
   return std::move(m).value();
+}
+
+std::string WriteTemp(const std::vector<uint8_t>& image, const std::string& tag) {
+  const std::string path = "/tmp/headwise_bench_" + std::to_string(getpid()) + "_" + tag + ".hwm";
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr || std::fwrite(image.data(), 1, image.size(), f) != image.size() ||
+      std::fclose(f) != 0) {
+    Die("cannot write " + path);
+  }
+  return path;
+}
+
+std::shared_ptr<const Model> LoadSyntheticFile(const SyntheticOptions& options) {
+  const std::string path = WriteTemp(SerializeSynthetic(options),
+                                     std::string(options.size.name) + "_" +
+                                         WeightFormatName(options.weights) + "_file");
+  Result<std::shared_ptr<const Model>> model = Model::Load(path);
+  std::remove(path.c_str());
+  if (!model.ok()) Die("loading " + path + ": " + model.status().ToString());
+  return std::move(model).value();
 }
 
 std::vector<int32_t> SyntheticSource(const ModelSize& size, size_t length, uint32_t seed) {

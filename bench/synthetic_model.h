@@ -65,6 +65,14 @@ using LoadedModel = testing::LoadedModel;
 std::unique_ptr<LoadedModel> LoadSynthetic(const SyntheticOptions& options);
 std::vector<uint8_t> SerializeSynthetic(const SyntheticOptions& options);
 
+// Writes `image` to /tmp/headwise_bench_PID_TAG.hwm and returns the path (the caller removes it).
+std::string WriteTemp(const std::vector<uint8_t>& image, const std::string& tag);
+
+// The model as a user runs it: serialized, written to a temporary file, loaded with Model::Load
+// (mapped; where int8_packed_store.h packs, the int8 matrices are read packed) and the file
+// unlinked (the mapping keeps its pages).
+std::shared_ptr<const Model> LoadSyntheticFile(const SyntheticOptions& options);
+
 // Deterministic source ids: `length - 1` ids in [2, vocab - 1), then EOS.
 std::vector<int32_t> SyntheticSource(const ModelSize& size, size_t length, uint32_t seed);
 

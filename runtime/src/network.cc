@@ -1,5 +1,7 @@
 #include "network.h"
 
+#include <cpuinfo.h>
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -33,7 +35,36 @@ Status CreateFeedForward(const FfnWeights& w, const FcParams& fc1_params,
   return Status::Ok();
 }
 
+size_t MatrixBytes(const WeightView& w) {
+  if (w.empty()) return 0;
+  return w.elements() * DTypeSize(w.dtype) + (w.scale != nullptr ? w.rows * sizeof(float) : 0);
+}
+
+size_t AttentionStepBytes(const AttentionWeights& a, bool cross) {
+  if (a.num_heads == 0) return 0;
+  size_t bytes = MatrixBytes(a.q_w) + MatrixBytes(a.q_b) + MatrixBytes(a.out_w) + MatrixBytes(a.out_b);
+  if (!cross) bytes += MatrixBytes(a.k_w) + MatrixBytes(a.k_b) + MatrixBytes(a.v_w) + MatrixBytes(a.v_b);
+  return bytes;
+}
+
 }  // namespace
+
+size_t DecodeStepWeightBytes(const Model::Impl& m) {
+  size_t bytes = MatrixBytes(m.lm_head) + MatrixBytes(m.final_logits_bias);
+  for (const DecoderLayerWeights& l : m.decoder_layers) {
+    bytes += AttentionStepBytes(l.self_attn, false) + AttentionStepBytes(l.cross_attn, true);
+    bytes += MatrixBytes(l.ffn.fc1_w) + MatrixBytes(l.ffn.fc1_b) + MatrixBytes(l.ffn.fc2_w) +
+             MatrixBytes(l.ffn.fc2_b);
+  }
+  return bytes;
+}
+
+size_t LastLevelCacheBytes() {
+  if (!cpuinfo_initialize()) return 0;
+  if (cpuinfo_get_l3_caches_count() > 0) return cpuinfo_get_l3_cache(0)->size;
+  if (cpuinfo_get_l2_caches_count() > 0) return cpuinfo_get_l2_cache(0)->size;
+  return 0;
+}
 
 std::string KernelPaths(const Network& net) {
   std::vector<const FullyConnected*> ops;
@@ -91,10 +122,13 @@ Status CreateNetwork(const Model::Impl& m, int num_threads, const Int8Scratch* i
   plain.int8_scratch = int8;
   plain.f16_scratch = f16;
   plain.weight_pages = &m.file;  // empty (releases nothing) for a model loaded from memory
+  const size_t cache = LastLevelCacheBytes();
+  plain.stream_weights = cache > 0 && DecodeStepWeightBytes(m) > cache;
   FcParams ffn1 = ClampFor(m.config.activation);
   ffn1.int8_scratch = plain.int8_scratch;
   ffn1.f16_scratch = plain.f16_scratch;
   ffn1.weight_pages = plain.weight_pages;
+  ffn1.stream_weights = plain.stream_weights;
   // lm_head first: where operators pack their weights, the largest matrix (often the tied
   // embedding table) is copied while nothing else is packed yet, so its source and its copy
   // are resident together only beside the layers' unpacked (released) weights.

@@ -71,7 +71,17 @@ std::string KernelPaths(const Network& net);
 // when every one reads the model's weights in place.
 bool HoldsWeightCopies(const Network& net);
 
-// Starts the pool and creates every operator of `model`. `int8` is the int8 operators'
+// The weight bytes one decode step reads: the decoder's per-step matrices (self-attention
+// q/k/v/out, cross-attention q/out, fc1, fc2) with their scales and biases, and lm_head with
+// final_logits_bias (cross-attention k/v run once per call, on the encoder output).
+size_t DecodeStepWeightBytes(const Model::Impl& model);
+
+// This CPU's last-level cache in bytes, as cpuinfo reports it (the first L3, else the first
+// L2), or 0 when it reports none.
+size_t LastLevelCacheBytes();
+
+// Starts the pool and creates every operator of `model`. Where a decode step's weights exceed
+// the last-level cache (both known), the operators get FcParams::stream_weights. `int8` is the int8 operators'
 // scratch (used when the model has I8 matrices); `f16` non-null runs F16 matrices in fp16
 // arithmetic (the caller checked DetectFp16Arithmetic). Errors: those of ThreadPool::Create
 // and FullyConnected::Create, naming the layer and operator.

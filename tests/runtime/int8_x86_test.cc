@@ -31,18 +31,28 @@ struct Family {
   const char* needs;
 };
 
-// The packed-layout kernel (not yet a family Int8Gemm dispatches to) behind the families'
-// signature: the first `end` channels of a.w packed per call, then the packed product.
+// The packed-layout kernel (the int8 operators run it on the Model's packed copies, not
+// Int8Gemm's dispatch) behind the families' signature: the first `end` channels of a.w packed
+// per call, then the packed product; the second one with the streaming hint, under which one-
+// and two-row products prefetch the next tile (the same results are required).
 void PackedGemm(const Int8GemmArgs& a, size_t begin, size_t end) {
   std::vector<uint8_t> packed(Int8VnniPackedBytes(end, a.k));
   PackInt8Vnni(a.w, end, a.k, packed.data());
   Int8GemmAvx512VnniPacked(a, packed.data(), begin, end);
 }
 
+void PackedGemmStreaming(const Int8GemmArgs& a, size_t begin, size_t end) {
+  Int8GemmArgs s = a;
+  s.stream_weights = true;
+  PackedGemm(s, begin, end);
+}
+
 const Family kFamilies[] = {
     {"avx512_vnni", Int8Avx512VnniAvailable, Int8GemmAvx512Vnni,
      "AVX-512 F/BW/VL/VNNI with zmm state enabled by the OS"},
     {"avx512_vnni_packed", Int8Avx512VnniPackedAvailable, PackedGemm,
+     "AVX-512 F/BW/VL/VNNI with zmm state enabled by the OS"},
+    {"avx512_vnni_packed_streaming", Int8Avx512VnniPackedAvailable, PackedGemmStreaming,
      "AVX-512 F/BW/VL/VNNI with zmm state enabled by the OS"},
     {"avx_vnni", Int8AvxVnniAvailable, Int8GemmAvxVnni, "AVX-VNNI and AVX2"},
     {"amx", Int8AmxAvailable, Int8GemmAmx,
@@ -156,7 +166,10 @@ TEST_P(Int8X86Test, WideInputsAndManyChannelsMatchReference) {
       {20, 4100, 20}, {70, 160, 33},
       // More rows than one chunk of held corrections (256 in the AVX-512 VNNI family): the
       // chunk loop and its remainder rows.
-      {257, 64, 17}, {300, 96, 40}, {515, 33, 35}};
+      {257, 64, 17}, {300, 96, 40}, {515, 33, 35},
+      // One and two rows over 8 blocks of 16 channels and more: the streaming hint's prefetch
+      // of the next tile runs (whole tiles inside the range only).
+      {1, 256, 300}, {2, 100, 200}, {1, 33, 129}};
   uint32_t seed = 100;
   for (const auto& c : cases) {
     const Problem p(c.rows, c.k, c.out, seed++, 0);
