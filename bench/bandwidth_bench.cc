@@ -15,7 +15,10 @@
 // model/threads/SIZE/weights:W/batch:B/wait:yield|spin: the same translation (encode 20 tokens,
 // greedy 64) on a one-thread and on a two-thread Translator in turn within each iteration, wall
 // time; the two-thread one's workers yield (the default) or spin (WorkerWait). Counters
-// ms_1_thread, ms_2_threads and speedup_2_threads (ms_1 / ms_2). Only meaningful on a machine
+// ms_1_thread, ms_2_threads and speedup_2_threads (ms_1 / ms_2). In the same iterations a plain
+// streaming read of the decode step's weight bytes by one thread and by two (each half the
+// buffer): stream_speedup_2_threads, the most a second thread can buy a step that only reads
+// its weights, and stream_GBps_1_thread / stream_GBps_2_threads. Only meaningful on a machine
 // with two otherwise idle cores. Each wait is its own benchmark: spinning workers keep spinning
 // for a while after a translation, which would slow another two-thread Translator run next.
 #include <chrono>
@@ -23,6 +26,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -82,6 +86,44 @@ uint64_t StreamRead(const uint8_t* p, size_t n) {
   return sum;
 }
 
+// kStreamPasses reads of [p, p + n). The barrier before each keeps the compiler from reading
+// once and adding the same sum kStreamPasses times (StreamRead has no side effects).
+uint64_t StreamPasses(const uint8_t* p, size_t n) {
+  uint64_t sum = 0;
+  for (int pass = 0; pass < kStreamPasses; ++pass) {
+    benchmark::ClobberMemory();
+    sum += StreamRead(p, n);
+  }
+  return sum;
+}
+
+// A 64-byte aligned buffer of `bytes`, every page touched, for StreamRead.
+struct StreamBuffer {
+  std::vector<uint64_t> words;
+  const uint8_t* data = nullptr;
+  size_t bytes = 0;
+  explicit StreamBuffer(size_t n) : words((n + 63) / 64 * 8 + 8, 1), bytes(n) {
+    data = reinterpret_cast<const uint8_t*>((reinterpret_cast<uintptr_t>(words.data()) + 63) / 64 * 64);
+  }
+};
+
+// Wall seconds of kStreamPasses reads of the buffer by `threads` threads (1 or 2), each its
+// part (the second thread's half starts at a 64-byte boundary).
+double StreamWallSeconds(const StreamBuffer& b, int threads, uint64_t* sink) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (threads == 1) {
+    *sink += StreamPasses(b.data, b.bytes);
+  } else {
+    const size_t half = b.bytes / 2 / 64 * 64;
+    uint64_t other = 0;
+    std::thread helper([&] { other = StreamPasses(b.data + half, b.bytes - half); });
+    *sink += StreamPasses(b.data, half);
+    helper.join();
+    *sink += other;
+  }
+  return SecondsSince(t0);
+}
+
 TranslatorLimits Limits(int batch, int threads, WorkerWait wait = WorkerWait::kYield) {
   TranslatorLimits l;
   l.worker_wait = wait;
@@ -99,10 +141,8 @@ void BM_DecodeBandwidth(benchmark::State& state, SyntheticOptions o) {
   if (!made.ok()) Die(made.status().ToString());
   Translator::Impl& t = **made;
   const size_t bytes = DecodeStepWeightBytes(t.model_impl());
-  // 64-byte aligned, touched once so the pages exist before the first timed pass.
-  std::vector<uint64_t> words((bytes + 63) / 64 * 8 + 8, 1);
-  const uint8_t* stream = reinterpret_cast<const uint8_t*>(
-      (reinterpret_cast<uintptr_t>(words.data()) + 63) / 64 * 64);
+  const StreamBuffer buffer(bytes);
+  const uint8_t* stream = buffer.data;
   const std::vector<int32_t> src = SyntheticSource(o.size, kSourceLength, 1);
   const TokenSpan span{src.data(), src.size()};
   double step_total = 0, stream_total = 0;
@@ -110,7 +150,7 @@ void BM_DecodeBandwidth(benchmark::State& state, SyntheticOptions o) {
   for (auto _ : state) {
     const double step = DecodeStepSeconds(t, span, kSteps);
     const double t0 = ThreadCpuSeconds();
-    for (int pass = 0; pass < kStreamPasses; ++pass) sink += StreamRead(stream, bytes);
+    sink += StreamPasses(stream, bytes);
     stream_total += (ThreadCpuSeconds() - t0) / kStreamPasses;
     step_total += step;
   }
@@ -139,18 +179,26 @@ void BM_Threads(benchmark::State& state, SyntheticOptions o, int batch, WorkerWa
   for (const auto& s : sources) spans.push_back({s.data(), s.size()});
   SearchOptions search;
   search.max_length = kSteps;
-  double wall[2] = {0, 0};
+  const StreamBuffer buffer(DecodeStepWeightBytes(model->impl()));
+  uint64_t sink = 0;
+  double wall[2] = {0, 0}, stream[2] = {0, 0};
   for (auto _ : state) {
     for (int i = 0; i < 2; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       if (!tr[i]->TranslateIds(spans.data(), spans.size(), search).ok()) Die("TranslateIds failed");
       wall[i] += SecondsSince(t0);
+      stream[i] += StreamWallSeconds(buffer, i + 1, &sink);
     }
   }
+  benchmark::DoNotOptimize(sink);
   const double n = static_cast<double>(state.iterations());
   state.counters["ms_1_thread"] = wall[0] / n * 1e3;
   state.counters["ms_2_threads"] = wall[1] / n * 1e3;
   state.counters["speedup_2_threads"] = wall[0] / wall[1];
+  const double read = static_cast<double>(buffer.bytes) * kStreamPasses * n;
+  state.counters["stream_GBps_1_thread"] = read / stream[0] / 1e9;
+  state.counters["stream_GBps_2_threads"] = read / stream[1] / 1e9;
+  state.counters["stream_speedup_2_threads"] = stream[0] / stream[1];
   state.counters["batch"] = batch;
 }
 
