@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   headwise::bench::RegisterBandwidthBenchmarks(config);
   headwise::bench::RegisterFileModelBenchmarks(config);
   headwise::bench::RegisterShortlistBenchmarks(config);
+  headwise::bench::RegisterPeakBenchmarks(config);
   benchmark::AddCustomContext("set", config.smoke ? "smoke" : config.long_set ? "long" : "default");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

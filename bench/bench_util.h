@@ -30,6 +30,8 @@ void RegisterFileModelBenchmarks(const BenchConfig& config);
 
 // Only with HEADWISE_BENCH_SHORTLIST_MODEL and _TEXT set (shortlist_bench.cc).
 void RegisterShortlistBenchmarks(const BenchConfig& config);
+// op/peak: the core's fp32 FMA and int8 VNNI peak, measured (peak_bench.cc).
+void RegisterPeakBenchmarks(const BenchConfig& config);
 
 // VmHWM / VmRSS of this process in bytes (0 when /proc is not readable).
 size_t PeakRssBytes();
