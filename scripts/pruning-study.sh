@@ -7,8 +7,9 @@
 #   scripts/pruning-study.sh all       # all three attention types: control, then the lambdas
 #   scripts/pruning-study.sh rank      # rank pruning of the base without fine-tuning
 #   scripts/pruning-study.sh phase2    # seeds 2, 3 of the controls and headline points, and the
-#                                      # from-scratch control (needs HEADLINE_ENC, HEADLINE_ALL,
-#                                      # BASE_RUN)
+#                                      # from-scratch control (the headline lambdas come from
+#                                      # `sweep pick enc|all` unless HEADLINE_ENC /
+#                                      # HEADLINE_ALL are set)
 #   scripts/pruning-study.sh report    # JSON + PNG + docs/pruning-results.md from the records
 #
 # On 2 cores run two parts at once, each on 1 thread (what the 2026-12-06 session did):
@@ -38,7 +39,9 @@ ENC_LAMBDAS=${ENC_LAMBDAS:-0 0.005 0.02 0.002 0.05 0.01}
 ALL_LAMBDAS=${ALL_LAMBDAS:-0 0.01 0.04 0.02 0.005}
 HEADLINE_ENC=${HEADLINE_ENC:-}
 HEADLINE_ALL=${HEADLINE_ALL:-}
-BASE_RUN=${BASE_RUN:-}
+# The base's from-scratch training run (de-base-v5: random initialisation, inverse-sqrt schedule),
+# whose recorded options the from-scratch control trains with.
+BASE_RUN=${BASE_RUN:-models/en-de/training/de-base-v5}
 # The from-scratch control's updates: the base's (de-base-v5 5,250 + de-base-v6 1,200, from
 # models/en-de/training) plus one L0 point's STEPS.
 SCRATCH_STEPS=${SCRATCH_STEPS:-$((5250 + 1200 + STEPS))}
@@ -70,9 +73,13 @@ case "${1:-}" in
       --enc-keep 24,10 --all-keep 48,24
     ;;
   phase2)
-    if [[ -z "$HEADLINE_ENC" || -z "$HEADLINE_ALL" || -z "$BASE_RUN" ]]; then
-      echo "pruning-study: phase2 needs HEADLINE_ENC and HEADLINE_ALL (lambdas read off $MD)" \
-           "and BASE_RUN (the base's training run, whose settings the from-scratch control copies)" >&2
+    # The headline lambdas default to what `sweep pick` chooses from the records (the points
+    # the claims rest on); set HEADLINE_ENC / HEADLINE_ALL to override.
+    HEADLINE_ENC=${HEADLINE_ENC:-$(train sweep pick enc --root "$ROOT" --field lambda)}
+    HEADLINE_ALL=${HEADLINE_ALL:-$(train sweep pick all --root "$ROOT" --field lambda)}
+    if [[ ! -f "$BASE_RUN/run.json" ]]; then
+      echo "pruning-study: BASE_RUN=$BASE_RUN has no run.json (the from-scratch control copies" \
+           "the base run's recorded options)" >&2
       exit 2
     fi
     train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --steps "$STEPS" \

@@ -19,6 +19,7 @@ from headwise_trainer.sweep.runs import (SweepError, plan, read_analysis,  # noq
 from headwise_trainer.sweep.layout import layout_spec, top_k_layout  # noqa: E402
 from headwise_trainer.sweep.claims import verdict_rows  # noqa: E402
 from headwise_trainer.sweep.points import Comparisons, control_of  # noqa: E402
+from headwise_trainer.sweep.pick import choose  # noqa: E402
 from headwise_trainer.training.train import run_training  # noqa: E402
 from test_train import corpus, train_args  # noqa: E402,F401
 
@@ -209,6 +210,39 @@ def test_verdicts_from_records_with_bootstrap_intervals():
     assert rows["A head ranking is better than chance (met"][2] == "not measurable"
     sinks = [r for r in verdict_rows(pts, Comparisons(), "greedy", None) if "Sink" in r[0]][0]
     assert sinks[2] == "not measurable"
+
+
+def test_pick_rules_choose_from_the_records(tmp_path, capsys):
+    pts = [point("enc-0", "enc", 0, 48, 24, 24, 25.0),
+           point("enc-0.005", "enc", 0.005, 10, 24, 24, 24.7),
+           point("enc-0.02", "enc", 0.02, 4, 24, 24, 24.0),
+           point("enc-0.001", "enc", 0.001, 20, 24, 24, 24.9),  # > 10 heads: not 'enc'
+           point("all-0", "all", 0, 48, 24, 24, 25.0),
+           point("all-0.01", "all", 0.01, 10, 20, 20, 24.2),   # 50 heads, -0.8
+           point("all-0.04", "all", 0.04, 5, 8, 10, 23.5),     # 23 heads, -1.5: not 'ship'
+           point("all-0.02", "all", 0.02, 6, 10, 12, 24.0),    # 28 heads, -1.0: 'ship'
+           point("all-0.03", "all", 0.03, 6, 10, 12, 24.1),    # 28 heads, -0.9: the tie's winner
+           point("all-0.05-seed2", "all", 0.05, 2, 2, 2, 24.9, seed=2),  # seed 2: never shipped
+           point("all-0-seed2", "all", 0, 48, 24, 24, 25.0, seed=2)]
+    assert choose(pts, "enc", "greedy")[0]["name"] == "enc-0.005"
+    assert choose(pts, "all", "greedy")[0]["name"] == "all-0.04"  # the only one <= 24 of 96
+    best, control, diff = choose(pts, "ship", "greedy")
+    assert best["name"] == "all-0.03" and control["name"] == "all-0"
+    assert abs(diff["delta"] + 0.9) < 1e-9
+    assert choose([p for p in pts if p["setting"] == "enc" and p["lambda"]], "enc", "greedy") \
+        == (None, None, None)  # no control: no pick
+    # The command reads eval.json records under the root; none for a rule: exit status 1.
+    for r in pts:
+        (tmp_path / r["name"]).mkdir()
+        (tmp_path / r["name"] / "eval.json").write_text(json.dumps(r))
+    assert cli.main(["sweep", "pick", "ship", "--root", str(tmp_path), "--field", "name"]) == 0
+    assert capsys.readouterr().out.strip() == "all-0.03"
+    assert cli.main(["sweep", "pick", "enc", "--root", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out)["heads_kept"] == [10, 24, 24]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main(["sweep", "pick", "all", "--root", str(empty)]) == 1
+    assert "no point" in capsys.readouterr().err
 
 
 def test_rank_against_random_and_sinks_against_closed_heads():

@@ -103,3 +103,18 @@ def add_sweep(sub) -> None:
     p.add_argument("--expect", help="comma-separated point names that should have a result "
                    "(listed as missing when they have none)")
     p.set_defaults(func=lazy("sweep.report:run_report"))
+
+    c = a.add_parser("pick", help="the point a rule chooses from the records: enc / all (the "
+                     "claims' headline points, for phase 2) or ship (the pruned model to ship)",
+                     description="enc: the highest BLEU among encoder-only L0 points with <= 10 "
+                     "encoder heads and a control; all: the same among all-types points with <= "
+                     "a quarter of the heads; ship: among seed-1 L0 points within 1 BLEU of "
+                     "their control, the fewest heads kept (ties: higher BLEU). Prints JSON, or "
+                     "one field; exit status 1 when no point qualifies.")
+    c.add_argument("what", choices=["enc", "all", "ship"])
+    c.add_argument("--root", required=True, help="sweep directory")
+    c.add_argument("--search", default="greedy", choices=["greedy", "beam4"],
+                   help="the search whose scores decide (default %(default)s)")
+    c.add_argument("--field", choices=["name", "lambda", "setting", "seed", "delta"],
+                   help="print only this field")
+    c.set_defaults(func=lazy("sweep.pick:run_pick"))

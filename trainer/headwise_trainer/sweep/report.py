@@ -16,6 +16,7 @@ import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .claims import paper_tables, relevance_sign_rows, verdict_rows
+from .pick import pick_rows
 from .point_eval import run_facts, write_json
 from .plot import plot
 from .points import (BASE, SEARCH_LABEL, Comparisons, bleu, control_of, fmt_diff, kept,
@@ -227,6 +228,9 @@ def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_re
         lines += [f"| {c} | {p} | **{v}** | {e} |" for c, p, v, e in
                   verdict_rows(points, cmp, s, analysis)]
         lines.append("")
+    lines += ["## Picks", "", "The points the study goes on from, chosen by rule from the records "
+              "(`headwise-train sweep pick enc|all|ship`; greedy scores):", "",
+              *pick_rows(points, "greedy"), ""]
     lines += [f"![pruning curves]({png_rel})", "", "## Setup", "", *setup_lines(points), "",
               "## Reference models", "", "| model | " + " | ".join(
                   f"BLEU {SEARCH_LABEL[s]}" for s in srch) + " | chrF (greedy) |",
