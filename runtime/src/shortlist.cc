@@ -42,7 +42,8 @@ void LayoutShortlist(const Model::Impl& model, const TranslatorLimits& limits, A
   buf->row = c.Take<float>({C});
   switch (model.lm_head.dtype) {
     case DType::kI8:
-      buf->w8 = c.Take<int8_t>({C, static_cast<size_t>(d)});
+      // The gathered rows, row-major or VNNI-packed (Prepare): room for the larger, the packed.
+      buf->w8 = c.Take<int8_t>({kernels::Int8VnniPackedBytes(C, static_cast<size_t>(d))});
       buf->w8_scale = c.Take<float>({C});
       buf->bias = c.Take<float>({C});
       buf->out = c.Take<float>({static_cast<size_t>(R), C});
@@ -85,15 +86,16 @@ void ShortlistOutput::Prepare(const TokenSpan* sources, size_t batch, float* log
   const WeightView& w = m.lm_head;
   switch (w.dtype) {
     case DType::kI8: {
-      // Rows of lm_head's packed copy where its operator packed it (its pages are released).
+      // Where lm_head's operator packed it (its pages are released), the union's rows of the
+      // packed copy, kept packed for the packed kernel; else the rows in place, row-major.
       const uint8_t* packed = m.int8_packed.Find(w.i8());
+      packed_ = packed != nullptr;
+      if (packed_) {
+        kernels::GatherInt8VnniPacked(packed, d, b.ids, size_, reinterpret_cast<uint8_t*>(b.w8));
+      }
       for (size_t j = 0; j < size_; ++j) {
         const size_t id = static_cast<size_t>(b.ids[j]);
-        if (packed != nullptr) {
-          for (size_t i = 0; i < d; ++i) b.w8[j * d + i] = kernels::Int8VnniPackedAt(packed, d, id, i);
-        } else {
-          std::memcpy(b.w8 + j * d, w.i8() + id * d, d);
-        }
+        if (!packed_) std::memcpy(b.w8 + j * d, w.i8() + id * d, d);
         b.w8_scale[j] = w.scale[id];
         b.bias[j] = m.final_logits_bias.f32()[id];
       }
@@ -115,6 +117,7 @@ void ShortlistOutput::Prepare(const TokenSpan* sources, size_t batch, float* log
 void ShortlistOutput::AdoptUnion(const ShortlistOutput& from, float* logits, size_t rows) {
   size_ = from.size_;
   runs_ = from.runs_;
+  packed_ = from.packed_;
   const size_t V = model_->config.vocab_size;
   std::fill(logits, logits + rows * V, -std::numeric_limits<float>::infinity());
 }
@@ -188,8 +191,13 @@ void ShortlistOutput::RunInt8(size_t rows, const float* x, float* logits, Worker
   a.out_min = -std::numeric_limits<float>::infinity();
   a.out_max = std::numeric_limits<float>::infinity();
   constexpr size_t kTile = 64;  // as fc_int8.cc: a multiple of the kernels' 4 channels
-  ParallelTiles(workers, n, kTile, rows * d * n, WorkKind::kInt8,
-                [&](size_t begin, size_t count) { kernels::Int8Gemm(a, begin, begin + count); });
+  const uint8_t* packed = packed_ ? reinterpret_cast<const uint8_t*>(b.w8) : nullptr;
+  ParallelTiles(workers, n, kTile, rows * d * n, WorkKind::kInt8, [&](size_t begin, size_t count) {
+#ifdef HEADWISE_INT8_AVX512VNNI
+    if (packed != nullptr) return kernels::Int8GemmAvx512VnniPacked(a, packed, begin, begin + count);
+#endif
+    kernels::Int8Gemm(a, begin, begin + count);
+  });
   for (size_t r = 0; r < rows; ++r) {
     const float* from = b.out + r * n;
     float* to = logits + r * V;

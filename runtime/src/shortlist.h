@@ -16,7 +16,8 @@
 //   - I8 weights: the union's int8 rows, their scales and bias entries are gathered into the
 //     arena once per call, and the int8 kernel (kernels/int8_gemm.h; exact int32 sums and the
 //     same scalar finish on every kernel family) runs over them; identical to the full product
-//     on every CPU.
+//     on every CPU. Where lm_head's operator runs on the Model's VNNI-packed copy, the rows are
+//     gathered from it still packed (4-byte groups) and the packed kernel runs over them.
 //   - F32 weights: kernels::F32Gemv on the model's rows in place, one call per run of
 //     consecutive ids and row; identical to the full product wherever that reads the weights
 //     in place (x86 with AVX2 + FMA: the gemv and the several-row kernels::F32Gemm share one
@@ -27,7 +28,8 @@
 //     rounds to F16, the union's does not.
 //
 // Memory (planned by LayoutShortlist from the limits): marks [V] bytes and the union's ids
-// [C] plus runs [3 C], one row of union logits [C] floats; I8: [C, d] int8 rows, [C] scales and biases and the compact output
+// [C] plus runs [3 C], one row of union logits [C] floats; I8: [C, d] int8 rows (room for their
+// packed layout, Int8VnniPackedBytes(C, d)), [C] scales and biases and the compact output
 // [R, C]; F16: [C, d] floats. C = min(V, frequent + 2 + min(V, B * S) * longest list).
 // No allocation after Create.
 #ifndef HEADWISE_RUNTIME_SHORTLIST_H_
@@ -55,7 +57,7 @@ struct ShortlistBuffers {
   int32_t* run_first = nullptr;  // [C] first id of each run of consecutive ids
   int32_t* run_length = nullptr; // [C]
   int32_t* run_offset = nullptr; // [C] index in `ids` of each run's first id
-  int8_t* w8 = nullptr;          // I8: [C, d] gathered rows
+  int8_t* w8 = nullptr;          // I8: [C, d] gathered rows, or their VNNI-packed layout
   float* w8_scale = nullptr;     // I8: [C]
   float* bias = nullptr;         // I8: [C] gathered final_logits_bias
   float* out = nullptr;          // I8: [R, C] the union's logits before the scatter
@@ -112,6 +114,7 @@ class ShortlistOutput {
   const Int8Scratch* int8_ = nullptr;
   size_t size_ = 0;
   size_t runs_ = 0;
+  bool packed_ = false;  // I8: w8 holds the union's rows VNNI-packed (from lm_head's packed copy)
 };
 
 }  // namespace headwise

@@ -224,6 +224,28 @@ TEST(Int8VnniPacked, LayoutHoldsFourInputsOfSixteenChannelsPerVector) {
   }
 }
 
+TEST(Int8VnniPacked, GatheredRowsArePackedAsThoughGatheredFirst) {
+  // k = 37 (a partial last group), 45 source channels, 19 ids in an order of their own with a
+  // repeat (20 channels: the second block has 4 real ones and 12 of padding).
+  const size_t n = 45, k = 37;
+  std::vector<int8_t> w(n * k);
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(-127, 127);
+  for (int8_t& v : w) v = static_cast<int8_t>(byte(rng));
+  std::vector<uint8_t> packed(Int8VnniPackedBytes(n, k));
+  PackInt8Vnni(w.data(), n, k, packed.data());
+  const std::vector<int32_t> ids = {44, 0, 1, 15, 16, 17, 31, 32, 3, 3, 40, 7, 8, 29, 30, 2, 33, 43, 12, 20};
+  std::vector<int8_t> rows(ids.size() * k);
+  for (size_t j = 0; j < ids.size(); ++j) {
+    std::copy_n(w.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(ids[j]) * k), k,
+                rows.begin() + static_cast<ptrdiff_t>(j * k));
+  }
+  std::vector<uint8_t> want(Int8VnniPackedBytes(ids.size(), k)), got(want.size(), 0x55);
+  PackInt8Vnni(rows.data(), ids.size(), k, want.data());
+  GatherInt8VnniPacked(packed.data(), k, ids.data(), ids.size(), got.data());
+  EXPECT_EQ(got, want);
+}
+
 TEST(CpuX86, ExtensionsImplyTheirPrerequisites) {
   const X86Features& f = CpuX86();
   EXPECT_TRUE(!f.avx_vnni || f.avx2);

@@ -28,6 +28,21 @@ void PackInt8Vnni(const int8_t* w, size_t n, size_t k, uint8_t* out) {
   }
 }
 
+void GatherInt8VnniPacked(const uint8_t* packed, size_t k, const int32_t* ids, size_t count,
+                          uint8_t* out) {
+  const size_t k4 = (k + 3) / 4, blocks = (count + kVnniBlock - 1) / kVnniBlock;
+  for (size_t j = 0; j < blocks * kVnniBlock; ++j) {
+    uint8_t* dst = out + (j / kVnniBlock * k4 * kVnniBlock + j % kVnniBlock) * 4;
+    if (j >= count) {  // past the last row: w = 0
+      for (size_t g = 0; g < k4; ++g) std::memset(dst + g * kVnniBlock * 4, 128, 4);
+      continue;
+    }
+    const size_t o = static_cast<size_t>(ids[j]);
+    const uint8_t* src = packed + (o / kVnniBlock * k4 * kVnniBlock + o % kVnniBlock) * 4;
+    for (size_t g = 0; g < k4; ++g) std::memcpy(dst + g * kVnniBlock * 4, src + g * kVnniBlock * 4, 4);
+  }
+}
+
 #ifdef HEADWISE_INT8_AVX512VNNI
 
 namespace {

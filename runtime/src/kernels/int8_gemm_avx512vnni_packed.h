@@ -48,6 +48,14 @@ inline int8_t Int8VnniPackedAt(const uint8_t* packed, size_t k, size_t o, size_t
       static_cast<int>(packed[((o / kVnniBlock * k4 + i / 4) * kVnniBlock + o % kVnniBlock) * 4 + i % 4]) - 128);
 }
 
+// The rows `ids[0..count)` of a packed matrix with k inputs, as the packed layout of the
+// [count, k] matrix of those rows in that order (what PackInt8Vnni of the gathered row-major
+// rows gives, byte for byte; channels past count hold w = 0): out has
+// Int8VnniPackedBytes(count, k) bytes. Each row is k4 4-byte copies. Portable. (The shortlist
+// gathers the union's lm_head rows with it.)
+void GatherInt8VnniPacked(const uint8_t* packed, size_t k, const int32_t* ids, size_t count,
+                          uint8_t* out);
+
 // True where Int8GemmAvx512VnniPacked can run (CpuX86().avx512_vnni); false off x86.
 bool Int8Avx512VnniPackedAvailable();
 
