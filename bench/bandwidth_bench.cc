@@ -3,12 +3,15 @@
 // one (LoadSyntheticFile: mapped, so int8 runs on the packed layout where the CPU has one).
 //
 // model/decode_bandwidth/SIZE/weights:W: one iteration runs, in CPU time of this thread (one
-// thread, no pool), greedy decoding of 64 and of 1 token (decode step = (t64 - t1) / 63, as
-// model/decode_step_vs_matrix_ops), and a plain streaming read of a buffer as large as the
-// weights one decode step reads (the decoder's matrices with their scales and biases, and
-// lm_head), repeated kStreamPasses times. The two see the same cache level, so
+// thread, no pool), a plain streaming read of a buffer as large as the weights one decode step
+// reads (the decoder's matrices with their scales and biases, and lm_head; kStreamPasses times),
+// greedy decoding of 64 and of 1 token (decode step = (t64 - t1) / 63, as
+// model/decode_step_vs_matrix_ops), and the streaming read again. The two see the same cache
+// level, so
 //   step_GBps = weight bytes per step / decode step,  stream_GBps = the read loop's rate,
-//   step_over_stream = step_GBps / stream_GBps
+//   step_over_stream = the median over iterations of (the mean time of the two reads around the
+//       step) / (the decode step time), i.e. step GB/s over stream GB/s,
+//   step_over_stream_min / _max their range
 // is the share of the attainable bandwidth the decode step reaches (1 = as fast as reading the
 // weights and doing nothing else).
 //
@@ -21,6 +24,7 @@
 // its weights, and stream_GBps_1_thread / stream_GBps_2_threads. Only meaningful on a machine
 // with two otherwise idle cores. Each wait is its own benchmark: spinning workers keep spinning
 // for a while after a translation, which would slow another two-thread Translator run next.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -145,23 +149,38 @@ void BM_DecodeBandwidth(benchmark::State& state, SyntheticOptions o) {
   const uint8_t* stream = buffer.data;
   const std::vector<int32_t> src = SyntheticSource(o.size, kSourceLength, 1);
   const TokenSpan span{src.data(), src.size()};
+  // Each iteration reads the buffer before and after the decode measurement and compares the
+  // step with the mean of the two: the memory's neighbours on a shared machine change its
+  // bandwidth within seconds, so a ratio of totals mixed minutes apart; the per-iteration ratios'
+  // median (and range) follow what the step met.
+  const auto pass_seconds = [&](uint64_t* sink) {
+    const double t0 = ThreadCpuSeconds();
+    *sink += StreamPasses(stream, bytes);
+    return (ThreadCpuSeconds() - t0) / kStreamPasses;
+  };
+  std::vector<double> ratios;
   double step_total = 0, stream_total = 0;
   uint64_t sink = 0;
   for (auto _ : state) {
+    const double before = pass_seconds(&sink);
     const double step = DecodeStepSeconds(t, span, kSteps);
-    const double t0 = ThreadCpuSeconds();
-    sink += StreamPasses(stream, bytes);
-    stream_total += (ThreadCpuSeconds() - t0) / kStreamPasses;
+    const double pass = (before + pass_seconds(&sink)) / 2;
+    ratios.push_back(pass / step);
+    stream_total += pass;
     step_total += step;
   }
   benchmark::DoNotOptimize(sink);
+  std::sort(ratios.begin(), ratios.end());
   const double n = static_cast<double>(state.iterations());
   const double step = step_total / n, pass = stream_total / n;
   state.counters["weight_MB_per_step"] = static_cast<double>(bytes) / 1e6;
   state.counters["decode_step_us"] = step * 1e6;
   state.counters["step_GBps"] = static_cast<double>(bytes) / step / 1e9;
   state.counters["stream_GBps"] = static_cast<double>(bytes) / pass / 1e9;
-  state.counters["step_over_stream"] = pass / step;
+  const size_t m = ratios.size();
+  state.counters["step_over_stream"] = m % 2 ? ratios[m / 2] : (ratios[m / 2 - 1] + ratios[m / 2]) / 2;
+  state.counters["step_over_stream_min"] = ratios.front();
+  state.counters["step_over_stream_max"] = ratios.back();
   state.SetLabel(t.kernel_paths);
 }
 
@@ -212,7 +231,7 @@ void RegisterBandwidthBenchmarks(const BenchConfig& config) {
     auto* b = benchmark::RegisterBenchmark(
         (std::string("model/decode_bandwidth/") + z.name + fmt).c_str(), BM_DecodeBandwidth, o);
     b->Unit(benchmark::kMillisecond);
-    b->Iterations(config.smoke ? 2 : 5);
+    b->Iterations(config.smoke ? 2 : 9);
     for (int batch : {1, 32}) {
       if (batch > 1 && !config.long_set) continue;
       for (WorkerWait wait : {WorkerWait::kYield, WorkerWait::kSpin}) {
