@@ -11,17 +11,17 @@ that no choice is made by hand:
         the higher BLEU
 
 Each prints one JSON object (name, setting, lambda, seed, heads kept, BLEU, control, difference)
-or, with --field, that field alone (for scripts). No candidate: CliError (exit status 1, the
-reason on stderr).
+or, with --field, that field alone (for scripts). No candidate: ValueError (headwise-train exits
+with status 1 and the reason on stderr).
 """
 from __future__ import annotations
 
 import json
 from typing import Optional, Tuple
 
-from ..cli_support import CliError
 from .claims import best_within, is_encoder_candidate, is_quarter_candidate
 from .points import Comparisons, bleu, control_of, fmt_diff, is_pruned_l0, kept, seed
+from .records import load_points
 
 SHIP_MARGIN = 1.0  # BLEU below the control a shipped pruned model may lose (issue 13 item 8)
 
@@ -81,11 +81,10 @@ def pick_rows(points, search: str):
 
 
 def run_pick(args) -> None:
-    from .report import load_points  # report shows pick_rows: imported here, not at the top
     points, _ = load_points(args.root)
     r, c, d = choose(points, args.what, args.search)
     if r is None:
-        raise CliError(f"no point under {args.root} satisfies the '{args.what}' rule yet "
+        raise ValueError(f"no point under {args.root} satisfies the '{args.what}' rule yet "
                        f"({args.search} scores; `headwise-train sweep pick --help` states it)")
     out = describe(r, c, d, args.search)
     print(out[args.field] if args.field else json.dumps(out, sort_keys=True))

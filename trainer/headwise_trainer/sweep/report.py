@@ -9,7 +9,6 @@ missing.
 """
 from __future__ import annotations
 
-import glob
 import json
 import os
 import time
@@ -17,6 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .claims import paper_tables, relevance_sign_rows, verdict_rows
 from .pick import pick_rows
+from .records import load_points
 from .point_eval import run_facts, write_json
 from .plot import plot
 from .points import (BASE, SEARCH_LABEL, Comparisons, bleu, control_of, fmt_diff, kept,
@@ -26,29 +26,6 @@ STUDY_SCRIPT = "scripts/pruning-study.sh"
 SETTING_TEXT = {"enc": "encoder (--encoder-only)", "all": "all three"}
 GATE_KEYS = ("init_log_alpha", "gate_lr", "gate_lr_schedule", "penalty", "gate_rule",
              "settle_margin", "lr", "warmup", "max_tokens", "label_smoothing", "device")
-
-
-def load_points(root: str) -> Tuple[List[dict], Dict[str, dict]]:
-    """Every result record under ROOT, and name -> state of the directories without one."""
-    points, pending = [], {}
-    for d in sorted(glob.glob(os.path.join(root, "*", ""))):
-        name = os.path.basename(os.path.dirname(d))
-        if name == "rank":
-            continue
-        ev = os.path.join(d, "eval.json")
-        if os.path.isfile(ev):
-            with open(ev, encoding="utf-8") as f:
-                points.append(json.load(f))
-        else:
-            facts = run_facts(os.path.join(d, "run"))
-            status = ("trained, not scored yet" if os.path.isdir(os.path.join(d, "export")) else
-                      f"not finished, newest checkpoint step {facts['steps']}" if facts else
-                      "no checkpoint yet")
-            pending[name] = {"status": status, **facts}
-    for p in sorted(glob.glob(os.path.join(root, "rank", "*.json"))):
-        with open(p, encoding="utf-8") as f:
-            points.append(json.load(f))
-    return points, pending
 
 
 def fmt_time(sec: Optional[float]) -> str:
@@ -154,7 +131,7 @@ def scratch_table(points, cmp: Comparisons, srch: Sequence[str]) -> List[str]:
         return ["No from-scratch control has a result."]
     head = ["from scratch", "heads kept", "steps", "pruned point (same layout)"]
     for s in srch:
-        head += [f"scratch BLEU {SEARCH_LABEL[s]}", f"pruned minus scratch [95% CI]"]
+        head += [f"scratch BLEU {SEARCH_LABEL[s]}", "pruned minus scratch [95% CI]"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in scratch:
         pruned = control_of(points, r)
