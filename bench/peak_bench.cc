@@ -56,36 +56,24 @@ __attribute__((target("avx512f,avx512vnni"))) int VnniRounds(long n) {
   return sum;
 }
 
-void BM_PeakFma(benchmark::State& state) {
-  if (!kernels::CpuX86().avx512f) {
-    state.SkipWithError("this CPU lacks AVX-512F");
+// Runs `rounds` (FmaRounds or VnniRounds) per iteration where `available`; counters
+// Ginstr_per_s and `counter` (= instructions x `per_instr` operations, per second, in G).
+template <typename Result>
+void BM_Peak(benchmark::State& state, bool available, const char* lacks, Result (*rounds)(long),
+             const char* counter, double per_instr) {
+  if (!available) {
+    state.SkipWithError(lacks);
     return;
   }
   double seconds = 0;
   for (auto _ : state) {
     const double t0 = ThreadCpuSeconds();
-    benchmark::DoNotOptimize(FmaRounds(kRounds));
+    benchmark::DoNotOptimize(rounds(kRounds));
     seconds += ThreadCpuSeconds() - t0;
   }
   const double instr = static_cast<double>(kRounds) * kChains * static_cast<double>(state.iterations());
   state.counters["Ginstr_per_s"] = instr / seconds / 1e9;
-  state.counters["GFLOPS"] = instr * 32 / seconds / 1e9;
-}
-
-void BM_PeakVnni(benchmark::State& state) {
-  if (!kernels::CpuX86().avx512_vnni) {
-    state.SkipWithError("this CPU lacks AVX-512 VNNI");
-    return;
-  }
-  double seconds = 0;
-  for (auto _ : state) {
-    const double t0 = ThreadCpuSeconds();
-    benchmark::DoNotOptimize(VnniRounds(kRounds));
-    seconds += ThreadCpuSeconds() - t0;
-  }
-  const double instr = static_cast<double>(kRounds) * kChains * static_cast<double>(state.iterations());
-  state.counters["Ginstr_per_s"] = instr / seconds / 1e9;
-  state.counters["GMACs"] = instr * 64 / seconds / 1e9;
+  state.counters[counter] = instr * per_instr / seconds / 1e9;
 }
 #endif
 
@@ -93,8 +81,11 @@ void BM_PeakVnni(benchmark::State& state) {
 
 void RegisterPeakBenchmarks(const BenchConfig& config) {
 #if defined(__x86_64__)
-  auto* f = benchmark::RegisterBenchmark("op/peak/fp32_fma", BM_PeakFma);
-  auto* v = benchmark::RegisterBenchmark("op/peak/int8_vnni", BM_PeakVnni);
+  const kernels::X86Features& cpu = kernels::CpuX86();
+  auto* f = benchmark::RegisterBenchmark("op/peak/fp32_fma", BM_Peak<float>, cpu.avx512f,
+                                         "this CPU lacks AVX-512F", FmaRounds, "GFLOPS", 32.0);
+  auto* v = benchmark::RegisterBenchmark("op/peak/int8_vnni", BM_Peak<int>, cpu.avx512_vnni,
+                                         "this CPU lacks AVX-512 VNNI", VnniRounds, "GMACs", 64.0);
   if (config.smoke) {
     f->Iterations(1);
     v->Iterations(1);
