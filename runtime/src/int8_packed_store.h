@@ -8,7 +8,8 @@
 // are held once, in the packed layout. A model loaded from memory (the caller's buffer) is never
 // packed: both copies would stay. Whoever reads single rows of a matrix that may be packed (the
 // embedding lookups of a table tied to lm_head, the shortlist's gather of lm_head rows) reads
-// them from the packed copy (Find, kernels::Int8VnniPackedAt), so its pages stay released.
+// them from the packed copy (Find; kernels::EmbedTokensI8Packed, GatherInt8VnniPacked), so its
+// pages stay released.
 //
 // Thread-safe: Translators on several threads may be created from one Model at once. Owned by
 // Model::Impl (a mutable member: the packed copies are a cache of the immutable weights); the

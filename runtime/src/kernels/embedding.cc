@@ -62,7 +62,7 @@ void EmbedTokensI8(const int8_t* embed, const float* row_scale, const int32_t* i
 void EmbedTokensI8Packed(const uint8_t* packed, const float* row_scale, const int32_t* ids,
                          size_t rows, size_t dim, float scale, const float* positions,
                          size_t position_stride, float* out) {
-  // Row id's 4-byte group g lies 64 bytes after group g - 1 (Int8VnniPackedAt's layout).
+  // Row id's 4-byte group g lies 64 bytes after group g - 1 (int8_gemm_avx512vnni_packed.h).
   const size_t k4 = (dim + 3) / 4;
   for (size_t r = 0; r < rows; ++r) {
     const size_t id = static_cast<size_t>(ids[r]);

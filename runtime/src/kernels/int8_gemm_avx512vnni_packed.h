@@ -2,7 +2,8 @@
 // packed for vpdpbusd, for x86 with AVX-512 VNNI. The int8 operators (fc/fc_int8.cc) run it on
 // the Model's packed copies where int8_packed_store.h says this process packs (the avx512-vnni
 // family dispatched and the model mapped from a file); single rows of a packed matrix are read
-// back with Int8VnniPackedAt (tied embedding lookups, the shortlist's gather of lm_head rows).
+// in place as k4 4-byte groups 64 bytes apart (the packed embedding lookup, kernels/embedding.h,
+// and GatherInt8VnniPacked, the shortlist's gather of lm_head rows).
 //
 // Layout (PackInt8Vnni): blocks of 16 output channels; within a block, k in groups of 4 bytes;
 // byte ((block * K4 + g) * 16 + c) * 4 + b holds w[16 block + c, 4 g + b] + 128 as an unsigned
@@ -39,14 +40,6 @@ size_t Int8VnniPackedBytes(size_t n, size_t k);
 
 // Packs row-major w [n, k] into out (Int8VnniPackedBytes(n, k) bytes). Portable.
 void PackInt8Vnni(const int8_t* w, size_t n, size_t k, uint8_t* out);
-
-// w[o, i] read back from the packed layout of a matrix with k inputs (for the readers of single
-// rows of a packed matrix: embedding lookups and the shortlist's gather of lm_head rows).
-inline int8_t Int8VnniPackedAt(const uint8_t* packed, size_t k, size_t o, size_t i) {
-  const size_t k4 = (k + 3) / 4;
-  return static_cast<int8_t>(
-      static_cast<int>(packed[((o / kVnniBlock * k4 + i / 4) * kVnniBlock + o % kVnniBlock) * 4 + i % 4]) - 128);
-}
 
 // The rows `ids[0..count)` of a packed matrix with k inputs, as the packed layout of the
 // [count, k] matrix of those rows in that order (what PackInt8Vnni of the gathered row-major
