@@ -171,6 +171,10 @@ void TranslateLines(const FileModel& m, Translator::Impl& t, size_t batch, int b
     spans.clear();
     for (size_t i = 0; i < n; ++i) spans.push_back({m.lines[first + i].data(), m.lines[first + i].size()});
     if (!RunEncoder(t.net, t.buf.encoder, spans.data(), n).ok()) Die("encoder failed");
+    // A model that carries a vocabulary shortlist: the call's union, as TranslateIds makes it.
+    if (t.shortlist.valid()) {
+      t.shortlist.Prepare(spans.data(), n, t.buf.search.logits, n * static_cast<size_t>(beam));
+    }
     const Status s = beam == 1 ? RunGreedy(t.decoder(), t.buf.search, n, search, kMaxTokens)
                                : RunBeam(t.decoder(), t.buf.search, n, search, kMaxTokens);
     if (!s.ok()) Die(s.ToString());
