@@ -26,6 +26,9 @@
 # the order they run: the controls first, then points that spread the curve, then the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The whole script is one compound command, read before it runs: bash reads a script as it goes,
+# so editing this file while a part runs (hours) would otherwise make it run shifted text.
+{
 
 CACHE=${CACHE:-$HOME/.cache/headwise}
 ROOT=${ROOT:-$CACHE/sweep/de-v6}
@@ -99,3 +102,5 @@ case "${1:-}" in
     exit 2
     ;;
 esac
+exit
+}
