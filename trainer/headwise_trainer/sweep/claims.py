@@ -159,7 +159,7 @@ def claim_rank_beats_random(points, cmp, search) -> Tuple[str, str]:
 
 def claim_sinks(points, analysis: Optional[dict]) -> Tuple[str, str]:
     """Sink-dominated heads are the ones L0 closes first: at the smallest lambda of each setting
-    that closed heads, the closed heads' mean sink share against the kept heads'."""
+    that closed heads (seed 1), the closed heads' mean sink share against the kept heads'."""
     if analysis is None:
         return NOT_MEASURABLE, "no analysis file with sink shares"
     sink = {(_block_name(b), h["head"]): h.get("sink") for b in analysis["blocks"]
@@ -169,7 +169,7 @@ def claim_sinks(points, analysis: Optional[dict]) -> Tuple[str, str]:
     parts, ok, any_pt = [], True, False
     for setting in ("enc", "all"):
         pts = sorted((r for r in points if is_pruned_l0(r) and r["setting"] == setting
-                      and r.get("gates")), key=lambda r: r["lambda"])
+                      and seed(r) == 1 and r.get("gates")), key=lambda r: r["lambda"])
         pt = next((r for r in pts if sum(kept(r)) < sum(source_heads(r))), None)
         if pt is None:
             continue
