@@ -1,6 +1,6 @@
 // bench/synthetic_model.h: the benchmarks' preset of the shared synthetic-model builder
 // (tests/support/synthetic_model.h): models of a given size and head layout with seeded random
-// weights, serialized in memory and loaded with Model::LoadFromMemory.
+// weights, serialized and loaded from a temporary file with Model::Load.
 // The weights are random, so only speed and memory are meaningful, never the translations;
 // the EOS logit is biased down so greedy decoding always runs to the requested length.
 #ifndef HEADWISE_BENCH_SYNTHETIC_MODEL_H_
@@ -57,11 +57,14 @@ inline int32_t PadId(const ModelSize& s) { return static_cast<int32_t>(s.vocab) 
 
 ModelSpec MakeSyntheticSpec(const SyntheticOptions& options);
 
-// A serialized model in 64-byte aligned memory and the Model loaded from it (the bytes outlive
-// the model). Translators must be destroyed before the LoadedModel.
+// The Model of LoadSynthetic (only `model` is set: the file's mapping holds the bytes).
+// Translators must be destroyed before the LoadedModel.
 using LoadedModel = testing::LoadedModel;
 
 // Aborts with a message on any error (benchmarks have no other way to fail a setup).
+// LoadSynthetic loads the model as a user does, from a file (LoadSyntheticFile below), so every
+// benchmark of a synthetic model runs the paths a user's model runs (int8 on the packed copies
+// where this CPU packs them).
 std::unique_ptr<LoadedModel> LoadSynthetic(const SyntheticOptions& options);
 std::vector<uint8_t> SerializeSynthetic(const SyntheticOptions& options);
 
