@@ -23,7 +23,8 @@
 # (1,000 of 4,096-token batches: about 50 minutes per point on one core of the 2-core machine),
 # with the gate settings of `headwise-train sweep runs`' default --prune-args (log_alpha from 0,
 # gate lr 0.01 constant, hard test-time rule, settle margin 1.0, sum penalty). The lambdas are in
-# the order they run: the controls first, then points that spread the curve, then the rest.
+# the order they run: the controls first, then points that spread the curve, then the rest (0.003:
+# between enc-0.002's 17 and enc-0.005's 8 encoder heads, where the 10-heads claim is decided).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The whole script is one compound command, read before it runs: bash reads a script as it goes,
@@ -38,7 +39,7 @@ ANALYSIS=${ANALYSIS:-$START/analysis.json}
 DEVICE=${DEVICE:-cpu}
 THREADS=${THREADS:-1}
 STEPS=${STEPS:-1000}
-ENC_LAMBDAS=${ENC_LAMBDAS:-0 0.005 0.02 0.002 0.05 0.01}
+ENC_LAMBDAS=${ENC_LAMBDAS:-0 0.005 0.02 0.002 0.05 0.01 0.003}
 ALL_LAMBDAS=${ALL_LAMBDAS:-0 0.01 0.04 0.02 0.005}
 HEADLINE_ENC=${HEADLINE_ENC:-}
 HEADLINE_ALL=${HEADLINE_ALL:-}
