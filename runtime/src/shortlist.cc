@@ -191,12 +191,12 @@ void ShortlistOutput::RunInt8(size_t rows, const float* x, float* logits, Worker
   a.out_min = -std::numeric_limits<float>::infinity();
   a.out_max = std::numeric_limits<float>::infinity();
   constexpr size_t kTile = 64;  // as fc_int8.cc: a multiple of the kernels' 4 channels
-#ifdef HEADWISE_INT8_AVX512VNNI
-  const uint8_t* packed = packed_ ? reinterpret_cast<const uint8_t*>(b.w8) : nullptr;
-#endif
   ParallelTiles(workers, n, kTile, rows * d * n, WorkKind::kInt8, [&](size_t begin, size_t count) {
 #ifdef HEADWISE_INT8_AVX512VNNI
-    if (packed != nullptr) return kernels::Int8GemmAvx512VnniPacked(a, packed, begin, begin + count);
+    if (packed_) {
+      return kernels::Int8GemmAvx512VnniPacked(a, reinterpret_cast<const uint8_t*>(b.w8), begin,
+                                               begin + count);
+    }
 #endif
     kernels::Int8Gemm(a, begin, begin + count);
   });

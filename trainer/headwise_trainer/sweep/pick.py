@@ -19,22 +19,27 @@ from __future__ import annotations
 import json
 from typing import Optional, Tuple
 
-from .claims import best_within, is_encoder_candidate, is_quarter_candidate
+from .claims import (ALL_SHARE, ENC_HEADS, best_within, is_encoder_candidate,
+                     is_quarter_candidate)
 from .points import Comparisons, bleu, control_of, fmt_diff, is_pruned_l0, kept, seed
 from .records import load_points
 
 SHIP_MARGIN = 1.0  # BLEU below the control a shipped pruned model may lose (issue 13 item 8)
 
 RULES = {
-    "enc": "phase 2's encoder-only point: the highest BLEU with <= 10 encoder heads and a control",
-    "all": "phase 2's all-types point: the highest BLEU with <= a quarter of the heads and a "
-           "control",
+    "enc": f"phase 2's encoder-only point: the highest BLEU with <= {ENC_HEADS} encoder heads and "
+           "a control",
+    "all": f"phase 2's all-types point: the highest BLEU with <= {ALL_SHARE:.0%} of the heads "
+           "and a control",
     "ship": f"the pruned model to ship: seed 1, within {SHIP_MARGIN:g} BLEU of its control, the "
             "fewest heads kept",
 }
 
 
-def pick_ship(points, cmp: Comparisons, search: str) -> Tuple[Optional[dict], Optional[dict], Optional[dict]]:
+Choice = Tuple[Optional[dict], Optional[dict], Optional[dict]]  # point, control, difference
+
+
+def pick_ship(points, cmp: Comparisons, search: str) -> Choice:
     """The point `ship` names, its control and difference (all None when there is none)."""
     best = None
     for r in points:
@@ -50,8 +55,10 @@ def pick_ship(points, cmp: Comparisons, search: str) -> Tuple[Optional[dict], Op
     return (None, None, None) if best is None else best[1:]
 
 
-def choose(points, what: str, search: str) -> Tuple[Optional[dict], Optional[dict], Optional[dict]]:
-    cmp = Comparisons()
+def choose(points, what: str, search: str, cmp: Optional[Comparisons] = None) -> Choice:
+    """The point rule `what` names, its control and difference (all None when there is none).
+    `cmp`: the caller's Comparisons, so that differences it has computed are not computed again."""
+    cmp = cmp or Comparisons()
     if what == "ship":
         return pick_ship(points, cmp, search)
     rule = is_encoder_candidate if what == "enc" else is_quarter_candidate
@@ -67,11 +74,12 @@ def describe(r: dict, c: dict, d: dict, search: str) -> dict:
                if "delta_low" in d else {})}
 
 
-def pick_rows(points, search: str):
+def pick_rows(points, search: str, cmp: Optional[Comparisons] = None):
     """Markdown table rows of every rule's choice (the report's "Picks" section)."""
-    rows = ["| rule | point | heads kept enc/dec/cross | BLEU | vs control |", "|---|---|---|---|---|"]
+    rows = ["| rule | point | heads kept enc/dec/cross | BLEU | vs control |",
+            "|---|---|---|---|---|"]
     for what, text in RULES.items():
-        r, c, d = choose(points, what, search)
+        r, c, d = choose(points, what, search, cmp)
         if r is None:
             rows.append(f"| `{what}`: {text} | none yet | | | |")
             continue

@@ -207,7 +207,7 @@ def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_re
         lines.append("")
     lines += ["## Picks", "", "The points the study goes on from, chosen by rule from the records "
               "(`headwise-train sweep pick enc|all|ship`; greedy scores):", "",
-              *pick_rows(points, "greedy"), ""]
+              *pick_rows(points, "greedy", cmp), ""]
     lines += [f"![pruning curves]({png_rel})", "", "## Setup", "", *setup_lines(points), "",
               "## Reference models", "", "| model | " + " | ".join(
                   f"BLEU {SEARCH_LABEL[s]}" for s in srch) + " | chrF (greedy) |",
