@@ -14,7 +14,7 @@ from headwise_trainer import cli  # noqa: E402
 from headwise_trainer.model.gates import head_layout  # noqa: E402
 from headwise_trainer.model.import_model import load_start_model  # noqa: E402
 from headwise_trainer.model.keep_heads import apply_spec, parse_spec  # noqa: E402
-from headwise_trainer.sweep.runs import (SweepError, plan, read_analysis,  # noqa: E402
+from headwise_trainer.sweep.runs import (SweepError, plan, point_lock, read_analysis,  # noqa: E402
                                          spec_of_layout)
 from headwise_trainer.sweep.layout import layout_spec, top_k_layout  # noqa: E402
 from headwise_trainer.sweep.claims import verdict_rows  # noqa: E402
@@ -90,7 +90,7 @@ def sweep(*argv):
     assert cli.main(["sweep", *argv]) == 0
 
 
-def test_sweep_trains_scores_resumes_and_reports(corpus, tmp_path):
+def test_sweep_trains_scores_resumes_and_reports(corpus, tmp_path, capsys):
     base = tmp_path / "base"
     run_training(train_args(corpus, base, "--steps", "4", "--checkpoint-every", "4"),
                  log=lambda *_: None)
@@ -100,7 +100,7 @@ def test_sweep_trains_scores_resumes_and_reports(corpus, tmp_path):
     sweep("runs", *common, "--from", str(base), "--lambdas", "0.5", "--settings", "enc",
           "--prune-args", PRUNE_ARGS, "--scratch", f"scratch={spec}", "--base-run", str(base),
           "--scratch-steps", "3", "--reference", f"base={base}")
-    names = sorted(os.listdir(root))
+    names = sorted(n for n in os.listdir(root) if not n.startswith("."))
     assert names == ["base", "enc-0.5", "scratch"]
     rec = json.loads((root / "enc-0.5" / "eval.json").read_text())
     assert rec["kind"] == "l0" and rec["lambda"] == 0.5 and rec["sentences"] == 6
@@ -123,6 +123,16 @@ def test_sweep_trains_scores_resumes_and_reports(corpus, tmp_path):
     assert {p: os.path.getmtime(p) for p in root.glob("*/eval.json")} == mtimes  # all skipped
     sweep("runs", *common, "--lambdas", "0.2", "--settings", "all", "--no-train")
     assert not (root / "all-0.2").exists()
+    # A point another process holds is skipped: nothing of it is written, the others go on.
+    with point_lock(str(root), "enc-0.3") as held:
+        assert held
+        with point_lock(str(root), "enc-0.3") as again:
+            assert not again  # flock: a second open file of the lock conflicts, as a process would
+        sweep("runs", *common, "--from", str(base), "--lambdas", "0.3,0.5", "--settings", "enc",
+              "--prune-args", PRUNE_ARGS)
+        assert "enc-0.3: busy" in capsys.readouterr().out
+        assert not (root / "enc-0.3").exists()
+    assert {p: os.path.getmtime(p) for p in root.glob("*/eval.json")} == mtimes
 
     m = load_start_model(str(base)).model
     (tmp_path / "analysis.json").write_text(json.dumps(analysis_for(m, lambda n, h: float(h))))

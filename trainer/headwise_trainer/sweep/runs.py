@@ -12,9 +12,16 @@ under ROOT, each skipped when its result exists, so a rerun continues an interru
       scores relevance (AttnLRP |share|), relevance_signed, michel, confidence, and random<N>
       (the heads in the order of a random permutation, seed N = 1..--random-orders).
 Every point is scored with each of --searches (greedy, beam4); --device cuda trains on a GPU.
+
+Several sweep processes may share one ROOT (two cores, two streams): each takes a point's
+ROOT/.locks/<name>.lock (an exclusive flock, released when the process ends, however it ends)
+while it trains or scores it, and a point another process holds is skipped with status "busy",
+so two processes never write the same run directory.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shlex
@@ -62,6 +69,27 @@ def plan(settings: List[str], lambdas: List[float], suffix: str = "",
             raise SweepError(f"--settings: unknown setting {s!r}; expected enc or all")
     return [(point_name(s, lam, suffix, seed), s, lam, seed) for seed in seeds
             for lam in sorted(lambdas) for s in settings]
+
+
+def lock_path(root: str, name: str) -> str:
+    return os.path.join(root, ".locks", name + ".lock")
+
+
+@contextlib.contextmanager
+def point_lock(root: str, name: str):
+    """Yields True with ROOT/.locks/<name>.lock held exclusively by this process, False when
+    another process holds it."""
+    os.makedirs(os.path.join(root, ".locks"), exist_ok=True)
+    f = open(lock_path(root, name), "a", encoding="utf-8")
+    try:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        f.close()  # releases the lock
 
 
 def _run(cmd: List[str], log_path: str, log) -> None:
@@ -216,31 +244,40 @@ def run_runs(args, log=print) -> dict:
     todo += [(n, "reference", path) for n, path in _pairs(args.reference, "--reference")]
     for name, kind, what in todo:
         d = os.path.join(args.root, name)
-        if kind == "l0":
-            ready, model, extra = prune_point(args, name, *what, log), os.path.join(d, "export"), \
-                {"kind": "l0", "setting": what[0], "lambda": what[1], "seed": what[2]}
-        elif kind == "scratch":
-            ready, model, extra = scratch_point(args, name, what, log), os.path.join(d, "run"), \
-                {"kind": "scratch", "spec": what}
-        else:
-            ready, model, extra = True, what, {"kind": "reference", "path": what}
-        if not ready:
-            status[name] = "not finished"
-            continue
-        run_dir = os.path.join(d, "run") if kind != "reference" else \
-            (what if not os.path.isfile(os.path.join(what, "config.json")) else None)
-        if kind == "reference" and run_dir:  # a pruning checkpoint is a point of its curve
-            a = run_facts(run_dir).get("args", {})
-            if "lam" in a:
-                extra = dict(extra, kind="l0", setting="enc" if a.get("encoder_only") else "all",
-                             seed=a.get("seed", 1), **{"lambda": a["lam"]})
-        rec = evaluate_point(model, args.data, os.path.join(d, "eval.json"), vocab=args.vocab,
-                             limit=args.limit, threads=args.threads, run_dir=run_dir,
-                             extra=dict(extra, name=name), searches=searches, log=log)
-        status[name] = f"BLEU {rec['bleu']}"
+        with point_lock(args.root, name) as held:
+            if not held:
+                status[name] = f"busy (another process holds {lock_path(args.root, name)})"
+                continue
+            s = _train_and_score(args, name, kind, what, d, searches, log)
+        status[name] = s
     for name, s in status.items():
         log(f"sweep: {name}: {s}")
     return status
+
+
+def _train_and_score(args, name: str, kind: str, what, d: str, searches, log) -> str:
+    """One point of run_runs, under its lock: its status."""
+    if kind == "l0":
+        ready, model, extra = prune_point(args, name, *what, log), os.path.join(d, "export"), \
+            {"kind": "l0", "setting": what[0], "lambda": what[1], "seed": what[2]}
+    elif kind == "scratch":
+        ready, model, extra = scratch_point(args, name, what, log), os.path.join(d, "run"), \
+            {"kind": "scratch", "spec": what}
+    else:
+        ready, model, extra = True, what, {"kind": "reference", "path": what}
+    if not ready:
+        return "not finished"
+    run_dir = os.path.join(d, "run") if kind != "reference" else \
+        (what if not os.path.isfile(os.path.join(what, "config.json")) else None)
+    if kind == "reference" and run_dir:  # a pruning checkpoint is a point of its curve
+        a = run_facts(run_dir).get("args", {})
+        if "lam" in a:
+            extra = dict(extra, kind="l0", setting="enc" if a.get("encoder_only") else "all",
+                         seed=a.get("seed", 1), **{"lambda": a["lam"]})
+    rec = evaluate_point(model, args.data, os.path.join(d, "eval.json"), vocab=args.vocab,
+                         limit=args.limit, threads=args.threads, run_dir=run_dir,
+                         extra=dict(extra, name=name), searches=searches, log=log)
+    return f"BLEU {rec['bleu']}"
 
 
 def read_analysis(path: str, model) -> Dict[str, Dict[Tuple[str, int], float]]:
