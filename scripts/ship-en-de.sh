@@ -17,7 +17,10 @@
 # Environment (defaults below): RUN, CORPUS, VOCAB, WORK, THREADS, DEVICE, AVG, LAMBDA,
 # PRIOR and OFFSET (a run warm-started with `train --init-from`: the history.json of the run it
 # continues and the step at which it began, for the dev curve),
-# PRUNE_STEPS, PRUNE_ARGS (more `prune` options), PRUNE_EVAL_VARIANTS (default full,gated),
+# PRUNE_STEPS, PRUNE_ARGS (more `prune` options), PRUNED (a point of the pruning study,
+# `headwise-train sweep pick ship --field name` under its ROOT: the prune stage then ships that
+# point's gated export and scores it with its run's record instead of pruning again; the point
+# must have been pruned from WORK/base-checkpoint), PRUNE_EVAL_VARIANTS (default full,gated),
 # PRUNE_EVAL_BEAM4_BASELINE (0: beam 4 scores only the pruned variants; the base's beam-4 score
 # is the eval stage's), ANALYZE_SENTENCES, EVAL_LIMIT (first N test
 # sentences only, for a dry run; 0 = all), MODELS (default models/en-de).
@@ -41,6 +44,7 @@ PRUNE_EVAL_VARIANTS=${PRUNE_EVAL_VARIANTS:-full,gated}
 PRUNE_EVAL_BEAM4_BASELINE=${PRUNE_EVAL_BEAM4_BASELINE:-1}
 MODELS=${MODELS:-models/en-de}
 PRIOR=${PRIOR:-}
+PRUNED=${PRUNED:-}
 OFFSET=${OFFSET:-0}
 
 train() { /usr/bin/python3 trainer/headwise-train "$@"; }
@@ -72,7 +76,25 @@ stage_eval() {
 }
 
 stage_prune() {
-  if [[ ! -f "$WORK/checkpoint/model.safetensors" ]]; then
+  local prune_run="$WORK/prune"
+  if [[ -n "$PRUNED" ]]; then
+    [[ -f "$PRUNED/export/model.safetensors" && -f "$PRUNED/run/run.json" ]] || {
+      echo "ship-en-de: PRUNED=$PRUNED is not a finished pruning-study point (export/ and run/run.json)" >&2
+      exit 1
+    }
+    # The point must start from the base this stage scores it against.
+    local start
+    start=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["prune_args"]["start"])' \
+      "$PRUNED/run/run.json")
+    if ! cmp -s "$start/model.safetensors" "$WORK/base-checkpoint/model.safetensors"; then
+      echo "ship-en-de: $PRUNED was pruned from $start, not from $WORK/base-checkpoint" >&2
+      exit 1
+    fi
+    if [[ ! -f "$WORK/checkpoint/model.safetensors" ]]; then
+      rm -rf "$WORK/checkpoint" && cp -r "$PRUNED/export" "$WORK/checkpoint"
+    fi
+    prune_run="$PRUNED/run"
+  elif [[ ! -f "$WORK/checkpoint/model.safetensors" ]]; then
     local resume=()
     [[ -d "$WORK/prune" ]] && resume=(--resume)
     train prune --from "$WORK/base-checkpoint" --data "$CORPUS" --vocab "$VOCAB" \
@@ -85,7 +107,7 @@ stage_prune() {
     local baseline=(--baseline "$WORK/base-checkpoint")
     [[ $beam == 4 && $PRUNE_EVAL_BEAM4_BASELINE == 0 ]] && baseline=()
     train prune-eval --model "$WORK/checkpoint" "${baseline[@]}" \
-      --pruning-run "$WORK/prune" --data "$CORPUS" --vocab "$VOCAB" --split test \
+      --pruning-run "$prune_run" --data "$CORPUS" --vocab "$VOCAB" --split test \
       --beam "$beam" --threads "$THREADS" --limit "$EVAL_LIMIT" --variants "$PRUNE_EVAL_VARIANTS" \
       --json "$MODELS/$name"
   done
