@@ -18,7 +18,8 @@
 # then `rank` (about 40 greedy test-split scores) and `report`. On a GPU: DEVICE=cuda.
 # Streams may overlap: a point one process trains or scores is locked (ROOT/.locks) and every
 # other process skips it ("busy"), so a free core can take a later point of a running stream
-# (for example `ENC_LAMBDAS=0.003 scripts/pruning-study.sh enc`) without the two colliding.
+# (for example `ENC_LAMBDAS=0.003 scripts/pruning-study.sh enc`) without the two colliding, and
+# two `phase2` processes share its points (the 2026-12-06 session ran two).
 #
 # Settings (environment): ROOT holds one directory per point (outside the work tree: optimiser
 # states never go into git); START is the converged base the L0 points fine-tune (an exported
