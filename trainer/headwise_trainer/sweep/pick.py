@@ -58,7 +58,7 @@ def pick_ship(points, cmp: Comparisons, search: str) -> Choice:
 def choose(points, what: str, search: str, cmp: Optional[Comparisons] = None) -> Choice:
     """The point rule `what` names, its control and difference (all None when there is none).
     `cmp`: the caller's Comparisons, so that differences it has computed are not computed again."""
-    cmp = cmp or Comparisons()
+    cmp = cmp if cmp is not None else Comparisons()
     if what == "ship":
         return pick_ship(points, cmp, search)
     rule = is_encoder_candidate if what == "enc" else is_quarter_candidate

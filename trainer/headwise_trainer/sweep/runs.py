@@ -243,20 +243,17 @@ def run_runs(args, log=print) -> dict:
         todo.append((n, "scratch", spec))
     todo += [(n, "reference", path) for n, path in _pairs(args.reference, "--reference")]
     for name, kind, what in todo:
-        d = os.path.join(args.root, name)
         with point_lock(args.root, name) as held:
-            if not held:
-                status[name] = f"busy (another process holds {lock_path(args.root, name)})"
-                continue
-            s = _train_and_score(args, name, kind, what, d, searches, log)
-        status[name] = s
+            status[name] = _train_and_score(args, name, kind, what, searches, log) if held else \
+                f"busy (another process holds {lock_path(args.root, name)})"
     for name, s in status.items():
         log(f"sweep: {name}: {s}")
     return status
 
 
-def _train_and_score(args, name: str, kind: str, what, d: str, searches, log) -> str:
+def _train_and_score(args, name: str, kind: str, what, searches, log) -> str:
     """One point of run_runs, under its lock: its status."""
+    d = os.path.join(args.root, name)
     if kind == "l0":
         ready, model, extra = prune_point(args, name, *what, log), os.path.join(d, "export"), \
             {"kind": "l0", "setting": what[0], "lambda": what[1], "seed": what[2]}
