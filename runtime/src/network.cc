@@ -1,7 +1,5 @@
 #include "network.h"
 
-#include <cpuinfo.h>
-
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -57,13 +55,6 @@ size_t DecodeStepWeightBytes(const Model::Impl& m) {
              MatrixBytes(l.ffn.fc2_b);
   }
   return bytes;
-}
-
-size_t LastLevelCacheBytes() {
-  if (!cpuinfo_initialize()) return 0;
-  if (cpuinfo_get_l3_caches_count() > 0) return cpuinfo_get_l3_cache(0)->size;
-  if (cpuinfo_get_l2_caches_count() > 0) return cpuinfo_get_l2_cache(0)->size;
-  return 0;
 }
 
 std::string KernelPaths(const Network& net) {
@@ -122,13 +113,10 @@ Status CreateNetwork(const Model::Impl& m, int num_threads, const Int8Scratch* i
   plain.int8_scratch = int8;
   plain.f16_scratch = f16;
   plain.weight_pages = &m.file;  // empty (releases nothing) for a model loaded from memory
-  const size_t cache = LastLevelCacheBytes();
-  plain.stream_weights = cache > 0 && DecodeStepWeightBytes(m) > cache;
   FcParams ffn1 = ClampFor(m.config.activation);
   ffn1.int8_scratch = plain.int8_scratch;
   ffn1.f16_scratch = plain.f16_scratch;
   ffn1.weight_pages = plain.weight_pages;
-  ffn1.stream_weights = plain.stream_weights;
   // lm_head first: where operators pack their weights, the largest matrix (often the tied
   // embedding table) is copied while nothing else is packed yet, so its source and its copy
   // are resident together only beside the layers' unpacked (released) weights.

@@ -76,12 +76,7 @@ bool HoldsWeightCopies(const Network& net);
 // final_logits_bias (cross-attention k/v run once per call, on the encoder output).
 size_t DecodeStepWeightBytes(const Model::Impl& model);
 
-// This CPU's last-level cache in bytes, as cpuinfo reports it (the first L3, else the first
-// L2), or 0 when it reports none.
-size_t LastLevelCacheBytes();
-
-// Starts the pool and creates every operator of `model`. Where a decode step's weights exceed
-// the last-level cache (both known), the operators get FcParams::stream_weights. `int8` is the int8 operators'
+// Starts the pool and creates every operator of `model`. `int8` is the int8 operators'
 // scratch (used when the model has I8 matrices); `f16` non-null runs F16 matrices in fp16
 // arithmetic (the caller checked DetectFp16Arithmetic). Errors: those of ThreadPool::Create
 // and FullyConnected::Create, naming the layer and operator.

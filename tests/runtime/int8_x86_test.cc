@@ -33,26 +33,17 @@ struct Family {
 
 // The packed-layout kernel (the int8 operators run it on the Model's packed copies, not
 // Int8Gemm's dispatch) behind the families' signature: the first `end` channels of a.w packed
-// per call, then the packed product; the second one with the streaming hint, under which one-
-// and two-row products prefetch the next tile (the same results are required).
+// per call, then the packed product.
 void PackedGemm(const Int8GemmArgs& a, size_t begin, size_t end) {
   std::vector<uint8_t> packed(Int8VnniPackedBytes(end, a.k));
   PackInt8Vnni(a.w, end, a.k, packed.data());
   Int8GemmAvx512VnniPacked(a, packed.data(), begin, end);
 }
 
-void PackedGemmStreaming(const Int8GemmArgs& a, size_t begin, size_t end) {
-  Int8GemmArgs s = a;
-  s.stream_weights = true;
-  PackedGemm(s, begin, end);
-}
-
 const Family kFamilies[] = {
     {"avx512_vnni", Int8Avx512VnniAvailable, Int8GemmAvx512Vnni,
      "AVX-512 F/BW/VL/VNNI with zmm state enabled by the OS"},
     {"avx512_vnni_packed", Int8Avx512VnniPackedAvailable, PackedGemm,
-     "AVX-512 F/BW/VL/VNNI with zmm state enabled by the OS"},
-    {"avx512_vnni_packed_streaming", Int8Avx512VnniPackedAvailable, PackedGemmStreaming,
      "AVX-512 F/BW/VL/VNNI with zmm state enabled by the OS"},
     {"avx_vnni", Int8AvxVnniAvailable, Int8GemmAvxVnni, "AVX-VNNI and AVX2"},
     {"amx", Int8AmxAvailable, Int8GemmAmx,
@@ -167,8 +158,7 @@ TEST_P(Int8X86Test, WideInputsAndManyChannelsMatchReference) {
       // More rows than one chunk of held corrections (256 in the AVX-512 VNNI family): the
       // chunk loop and its remainder rows.
       {257, 64, 17}, {300, 96, 40}, {515, 33, 35},
-      // One and two rows over 8 blocks of 16 channels and more: the streaming hint's prefetch
-      // of the next tile runs (whole tiles inside the range only).
+      // One and two rows over several tiles of 64 channels, the last one partial.
       {1, 256, 300}, {2, 100, 200}, {1, 33, 129}};
   uint32_t seed = 100;
   for (const auto& c : cases) {
@@ -202,39 +192,40 @@ TEST_P(Int8X86Test, EmptyRangesWriteNothing) {
 INSTANTIATE_TEST_SUITE_P(Families, Int8X86Test, ::testing::ValuesIn(kFamilies),
                          [](const ::testing::TestParamInfo<Family>& param_info) { return std::string(param_info.param.name); });
 
-TEST(Int8VnniPacked, LayoutHoldsFourInputsOfSixteenChannelsPerVector) {
-  // 18 channels (two blocks, the second with 2 real channels), k = 6 (two groups, the second
-  // half padding): byte ((block * 2 + g) * 16 + c) * 4 + b = w[16 block + c, 4 g + b] + 128.
-  const size_t n = 18, k = 6;
+TEST(Int8VnniPacked, LayoutHoldsFourInputsOfSixteenChannelsPerVectorTileByTile) {
+  // 82 channels (two tiles of 4 blocks, the second with 18 real channels and 46 of padding),
+  // k = 6 (two groups, the second half padding): channel o's group g at
+  // (o / 64) * 2 * 256 + g * 256 + (o % 64) * 4, byte b = w[o, 4 g + b] + 128.
+  const size_t n = 82, k = 6;
   std::vector<int8_t> w(n * k);
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(static_cast<int>(i % 255) - 127);
-  ASSERT_EQ(Int8VnniPackedBytes(n, k), 2u * 2u * 64u);
+  ASSERT_EQ(Int8VnniPackedBytes(n, k), 2u * 2u * 256u);
   std::vector<uint8_t> p(Int8VnniPackedBytes(n, k), 0);
   PackInt8Vnni(w.data(), n, k, p.data());
-  for (size_t blk = 0; blk < 2; ++blk) {
+  for (size_t o = 0; o < 128; ++o) {
     for (size_t g = 0; g < 2; ++g) {
-      for (size_t c = 0; c < 16; ++c) {
-        for (size_t b = 0; b < 4; ++b) {
-          const size_t o = 16 * blk + c, i = 4 * g + b;
-          const int want = o < n && i < k ? w[o * k + i] + 128 : 128;
-          EXPECT_EQ(p[((blk * 2 + g) * 16 + c) * 4 + b], want) << o << ", " << i;
-        }
+      ASSERT_EQ(Int8VnniPackedOffset(o, g, 2), (o / 64) * 512 + g * 256 + (o % 64) * 4);
+      for (size_t b = 0; b < 4; ++b) {
+        const size_t i = 4 * g + b;
+        const int want = o < n && i < k ? w[o * k + i] + 128 : 128;
+        EXPECT_EQ(p[(o / 64) * 512 + g * 256 + (o % 64) * 4 + b], want) << o << ", " << i;
       }
     }
   }
 }
 
 TEST(Int8VnniPacked, GatheredRowsArePackedAsThoughGatheredFirst) {
-  // k = 37 (a partial last group), 45 source channels, 19 ids in an order of their own with a
-  // repeat (20 channels: the second block has 4 real ones and 12 of padding).
-  const size_t n = 45, k = 37;
+  // k = 37 (a partial last group), 150 source channels (a padded third tile), 80 ids in an
+  // order of their own with repeats (two tiles, the second with 16 real channels).
+  const size_t n = 150, k = 37;
   std::vector<int8_t> w(n * k);
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> byte(-127, 127);
   for (int8_t& v : w) v = static_cast<int8_t>(byte(rng));
   std::vector<uint8_t> packed(Int8VnniPackedBytes(n, k));
   PackInt8Vnni(w.data(), n, k, packed.data());
-  const std::vector<int32_t> ids = {44, 0, 1, 15, 16, 17, 31, 32, 3, 3, 40, 7, 8, 29, 30, 2, 33, 43, 12, 20};
+  std::vector<int32_t> ids = {149, 0, 1, 15, 16, 17, 31, 32, 3, 3, 63, 64, 127, 128, 29, 30, 2, 33, 43, 12};
+  while (ids.size() < 80) ids.push_back(static_cast<int32_t>((ids.size() * 37 + 11) % n));
   std::vector<int8_t> rows(ids.size() * k);
   for (size_t j = 0; j < ids.size(); ++j) {
     std::copy_n(w.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(ids[j]) * k), k,

@@ -62,7 +62,6 @@ class Int8Path final : public FcPath {
       a.y_stride = out_stride_;
       a.out_min = out_min_;
       a.out_max = out_max_;
-      a.stream_weights = stream_weights_;
 #ifdef HEADWISE_INT8_AVX512VNNI
       if (p.packed != nullptr) {
         kernels::Int8GemmAvx512VnniPacked(a, p.packed, lo, hi);
@@ -75,7 +74,6 @@ class Int8Path final : public FcPath {
 
   std::vector<Part> parts_;
   bool packed_ = false;  // every part has its packed copy
-  bool stream_weights_ = false;  // FcParams::stream_weights
   const Int8Scratch* scratch_ = nullptr;
   size_t in_ = 0, out_ = 0, in_stride_ = 0, out_stride_ = 0;
   float out_min_ = 0, out_max_ = 0;
@@ -100,7 +98,6 @@ Result<std::unique_ptr<const FcPath>> CreateInt8Path(const FcSpec& spec) {
   q->out_min_ = params.output_min;
   q->out_max_ = params.output_max;
   q->name_ = *spec.name;
-  q->stream_weights_ = params.stream_weights;
   for (size_t i = 0; i < spec.num_parts; ++i) {
     const FcPart& p = spec.parts[i];
     const uint8_t* packed = params.int8_packed != nullptr && params.weight_pages != nullptr

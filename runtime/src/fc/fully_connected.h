@@ -74,10 +74,6 @@ struct FcParams {
   // shared, the row-major pages released). Null for matrices that are also read row by row
   // (lm_head, tied to the embeddings and gathered by the shortlist). Must outlive the operator.
   Int8PackedStore* int8_packed = nullptr;
-  // The weights of a decode step do not fit the last-level cache (CreateNetwork decides from
-  // DecodeStepWeightBytes and LastLevelCacheBytes): the int8 path passes it on as
-  // Int8GemmArgs::stream_weights. Speed only; never changes a result.
-  bool stream_weights = false;
 };
 
 class FullyConnected {

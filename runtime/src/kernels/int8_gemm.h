@@ -52,10 +52,6 @@ struct Int8GemmArgs {
   float* y = nullptr;              // row r at y + r * y_stride
   size_t y_stride = 0;
   float out_min = 0, out_max = 0;
-  // A hint that never changes y: the weights come from memory beyond the last-level cache
-  // (FcParams::stream_weights). The packed avx512-vnni kernel then prefetches ahead for one and
-  // two rows (int8_gemm_avx512vnni_packed.h); the other kernels ignore it.
-  bool stream_weights = false;
 };
 
 // Output channels [begin, end) of every row. Different ranges may run on different threads.

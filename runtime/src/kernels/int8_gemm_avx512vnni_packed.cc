@@ -8,21 +8,18 @@
 namespace headwise::kernels {
 
 size_t Int8VnniPackedBytes(size_t n, size_t k) {
-  return (n + kVnniBlock - 1) / kVnniBlock * ((k + 3) / 4) * 64;
+  return (n + kVnniTile - 1) / kVnniTile * ((k + 3) / 4) * kVnniTile * 4;
 }
 
 void PackInt8Vnni(const int8_t* w, size_t n, size_t k, uint8_t* out) {
-  const size_t k4 = (k + 3) / 4, blocks = (n + kVnniBlock - 1) / kVnniBlock;
-  for (size_t blk = 0; blk < blocks; ++blk) {
+  const size_t k4 = (k + 3) / 4, padded = (n + kVnniTile - 1) / kVnniTile * kVnniTile;
+  for (size_t o = 0; o < padded; ++o) {
     for (size_t g = 0; g < k4; ++g) {
-      uint8_t* dst = out + (blk * k4 + g) * 64;
-      for (size_t c = 0; c < kVnniBlock; ++c) {
-        const size_t o = blk * kVnniBlock + c;
-        for (size_t b = 0; b < 4; ++b) {
-          const size_t i = 4 * g + b;
-          const int v = o < n && i < k ? w[o * k + i] : 0;
-          dst[c * 4 + b] = static_cast<uint8_t>(v + 128);
-        }
+      uint8_t* dst = out + Int8VnniPackedOffset(o, g, k4);
+      for (size_t b = 0; b < 4; ++b) {
+        const size_t i = 4 * g + b;
+        const int v = o < n && i < k ? w[o * k + i] : 0;
+        dst[b] = static_cast<uint8_t>(v + 128);
       }
     }
   }
@@ -30,16 +27,16 @@ void PackInt8Vnni(const int8_t* w, size_t n, size_t k, uint8_t* out) {
 
 void GatherInt8VnniPacked(const uint8_t* packed, size_t k, const int32_t* ids, size_t count,
                           uint8_t* out) {
-  const size_t k4 = (k + 3) / 4, blocks = (count + kVnniBlock - 1) / kVnniBlock;
-  for (size_t j = 0; j < blocks * kVnniBlock; ++j) {
-    uint8_t* dst = out + (j / kVnniBlock * k4 * kVnniBlock + j % kVnniBlock) * 4;
+  const size_t k4 = (k + 3) / 4, padded = (count + kVnniTile - 1) / kVnniTile * kVnniTile;
+  for (size_t j = 0; j < padded; ++j) {
     if (j >= count) {  // past the last row: w = 0
-      for (size_t g = 0; g < k4; ++g) std::memset(dst + g * kVnniBlock * 4, 128, 4);
+      for (size_t g = 0; g < k4; ++g) std::memset(out + Int8VnniPackedOffset(j, g, k4), 128, 4);
       continue;
     }
     const size_t o = static_cast<size_t>(ids[j]);
-    const uint8_t* src = packed + (o / kVnniBlock * k4 * kVnniBlock + o % kVnniBlock) * 4;
-    for (size_t g = 0; g < k4; ++g) std::memcpy(dst + g * kVnniBlock * 4, src + g * kVnniBlock * 4, 4);
+    for (size_t g = 0; g < k4; ++g) {
+      std::memcpy(out + Int8VnniPackedOffset(j, g, k4), packed + Int8VnniPackedOffset(o, g, k4), 4);
+    }
   }
 }
 
@@ -58,20 +55,20 @@ inline int32_t XGroup(const int8_t* row, size_t g, size_t k) {
   return v;
 }
 
-// R rows from r0 x kBlocksPerTile blocks from blk0 (of which `real` exist; the others repeat
-// the last real one and are not stored); only channels in [begin, end) are stored. With
-// `next` (the following tile's kBlocksPerTile * k4 * 64 contiguous bytes), its lines are
-// prefetched into L2 in address order, 4 per group (a.stream_weights, 1-2 rows: see
-// Int8GemmAvx512VnniPacked).
+// R rows from r0 x the `real` blocks from blk0, all in one tile of the layout (the others of
+// the 4 computed repeat the last real one and are not stored); only channels in [begin, end)
+// are stored.
 template <int R>
 HEADWISE_TARGET_AVX512VNNI void Tile(const Int8GemmArgs& a, const uint8_t* packed, size_t k4,
                                      size_t r0, const int32_t* corr, size_t blk0, size_t real,
-                                     size_t begin, size_t end, const uint8_t* next) {
+                                     size_t begin, size_t end) {
   constexpr int NB = kBlocksPerTile;
   const size_t k = a.k, full = k / 4;
+  // Block blk0 + j's group g: 64 bytes at wb[j] + g * 256 (Int8VnniPackedOffset).
+  const uint8_t* tile = packed + blk0 / NB * k4 * kVnniTile * 4;
   const uint8_t* wb[NB];
 #pragma GCC unroll 4
-  for (int j = 0; j < NB; ++j) wb[j] = packed + (blk0 + std::min<size_t>(j, real - 1)) * k4 * 64;
+  for (int j = 0; j < NB; ++j) wb[j] = tile + (blk0 % NB + std::min<size_t>(j, real - 1)) * 64;
   const int8_t* x = a.xq + r0 * k;
   __m512i acc[R][NB];
 #pragma GCC unroll 4
@@ -80,15 +77,9 @@ HEADWISE_TARGET_AVX512VNNI void Tile(const Int8GemmArgs& a, const uint8_t* packe
     for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_setzero_si512();
   }
   for (size_t g = 0; g < k4; ++g) {
-    if (next != nullptr) {
-#pragma GCC unroll 4
-      for (int j = 0; j < NB; ++j) {
-        _mm_prefetch(reinterpret_cast<const char*>(next + (NB * g + j) * 64), _MM_HINT_T1);
-      }
-    }
     __m512i wv[NB];
 #pragma GCC unroll 4
-    for (int j = 0; j < NB; ++j) wv[j] = _mm512_loadu_si512(wb[j] + g * 64);
+    for (int j = 0; j < NB; ++j) wv[j] = _mm512_loadu_si512(wb[j] + g * kVnniTile * 4);
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       int32_t xg;
@@ -135,25 +126,18 @@ HEADWISE_TARGET_AVX512VNNI void Int8GemmAvx512VnniPacked(const Int8GemmArgs& a,
   for (size_t r0 = 0; r0 < a.rows; r0 += kRowChunk) {
     const size_t n = std::min(kRowChunk, a.rows - r0);
     Int8VnniCorrections(a.xq + r0 * a.k, n, a.k, corr);
-    for (size_t blk = b0; blk < b1; blk += kBlocksPerTile) {
-      const size_t real = std::min<size_t>(kBlocksPerTile, b1 - blk);
-      // The next tile's bytes, while one or two rows read this one, when the weights come from
-      // memory: such a product is bound by reading them, and the hardware prefetchers, given
-      // the 4 interleaved streams of a tile (one per block), fell short of the memory's
-      // bandwidth (1.22-1.26x with the prefetch on a 38 MB decode step); from the last-level
-      // cache the prefetches cost about 9% instead. Only whole tiles inside the range:
-      // prefetching past the matrix would touch memory that is not the weights'.
-      const uint8_t* next = a.stream_weights && n <= 2 && blk + 2 * kBlocksPerTile <= b1
-                                ? packed + (blk + kBlocksPerTile) * k4 * 64
-                                : nullptr;
+    for (size_t blk = b0; blk < b1;) {
+      // The blocks of [blk, b1) in blk's tile of the layout.
+      const size_t real = std::min<size_t>(kBlocksPerTile - blk % kBlocksPerTile, b1 - blk);
       size_t r = 0;
-      for (; r + 4 <= n; r += 4) Tile<4>(a, packed, k4, r0 + r, corr + r, blk, real, begin, end, nullptr);
+      for (; r + 4 <= n; r += 4) Tile<4>(a, packed, k4, r0 + r, corr + r, blk, real, begin, end);
       switch (n - r) {
-        case 3: Tile<3>(a, packed, k4, r0 + r, corr + r, blk, real, begin, end, nullptr); break;
-        case 2: Tile<2>(a, packed, k4, r0 + r, corr + r, blk, real, begin, end, next); break;
-        case 1: Tile<1>(a, packed, k4, r0 + r, corr + r, blk, real, begin, end, next); break;
+        case 3: Tile<3>(a, packed, k4, r0 + r, corr + r, blk, real, begin, end); break;
+        case 2: Tile<2>(a, packed, k4, r0 + r, corr + r, blk, real, begin, end); break;
+        case 1: Tile<1>(a, packed, k4, r0 + r, corr + r, blk, real, begin, end); break;
         default: break;
       }
+      blk += real;
     }
   }
 }

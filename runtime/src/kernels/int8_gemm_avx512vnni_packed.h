@@ -2,19 +2,23 @@
 // packed for vpdpbusd, for x86 with AVX-512 VNNI. The int8 operators (fc/fc_int8.cc) run it on
 // the Model's packed copies where int8_packed_store.h says this process packs (the avx512-vnni
 // family dispatched and the model mapped from a file); single rows of a packed matrix are read
-// in place as k4 4-byte groups 64 bytes apart (the packed embedding lookup, kernels/embedding.h,
+// in place as k4 4-byte groups 256 bytes apart (the packed embedding lookup, kernels/embedding.h,
 // and GatherInt8VnniPacked, the shortlist's gather of lm_head rows).
 //
-// Layout (PackInt8Vnni): blocks of 16 output channels; within a block, k in groups of 4 bytes;
-// byte ((block * K4 + g) * 16 + c) * 4 + b holds w[16 block + c, 4 g + b] + 128 as an unsigned
-// byte (128, i.e. w = 0, past n or k), K4 = ceil(k / 4). One 64-byte load then holds 4 inputs
-// of 16 channels, vpdpbusd against the 4 bytes of a row of x broadcast to every lane adds them
-// into the 16 channels' sums directly: no reduction across lanes at the end and no xor per
-// load, which the row-major tiles of int8_gemm_avx512vnni.h need (128 * sum_k x[r, k] is
-// subtracted as there). Tiles of 4 rows x 4 blocks (64 channels, 16 accumulators). With
-// a.stream_weights, one- and two-row products prefetch the next tile into L2 while they read
-// one: 1.22-1.26x on a decode step whose 38 MB of weights come from memory, 0.9x on one whose
-// 4.8 MB sit in the last-level cache, hence a hint the caller sets from the cache size.
+// Layout (PackInt8Vnni): blocks of 16 output channels, tiles of 4 blocks (64 channels); k in
+// groups of 4 bytes, K4 = ceil(k / 4). A tile's groups follow each other, each as its 4 blocks'
+// 64 bytes: channel o's 4 bytes of group g lie at Int8VnniPackedOffset(o, g, K4) =
+// (o / 64) * K4 * 256 + g * 256 + ((o / 16) % 4) * 64 + (o % 16) * 4, byte b of them holds
+// w[o, 4 g + b] + 128 as an unsigned byte (128, i.e. w = 0, past n or k; the last tile is
+// padded to 64 channels). One 64-byte load then holds 4 inputs of 16 channels, vpdpbusd against
+// the 4 bytes of a row of x broadcast to every lane adds them into the 16 channels' sums
+// directly: no reduction across lanes at the end and no xor per load, which the row-major tiles
+// of int8_gemm_avx512vnni.h need (128 * sum_k x[r, k] is subtracted as there). Tiles of 4 rows x
+// 4 blocks (16 accumulators) read their tile front to back, one stream: with a block's groups
+// contiguous instead (4 streams 64 bytes wide per tile, the layout before), a one-row product
+// read a 38 MB decode step's weights from memory at 20-23 GB/s against 31-40 GB/s now, and from
+// the last-level cache at 77-88 against 75-95 GB/s (a standalone loop over both layouts, one AMD
+// EPYC core); the hardware prefetchers follow one stream where they fell short of four.
 //
 // Same contract as Int8Gemm: y is bit-identical to Int8GemmReference for every row count and
 // every channel range (exact int32 sums, Int8FinishX16); a range that starts or ends inside a
@@ -35,8 +39,15 @@ namespace headwise::kernels {
 
 inline constexpr size_t kVnniBlock = 16;  // output channels per block
 
-// Bytes of the packed layout of an [n, k] matrix: ceil(n / 16) * ceil(k / 4) * 64.
+inline constexpr size_t kVnniTile = 64;   // output channels per tile (4 blocks)
+
+// Bytes of the packed layout of an [n, k] matrix: ceil(n / 64) * ceil(k / 4) * 256.
 size_t Int8VnniPackedBytes(size_t n, size_t k);
+
+// Where channel o's 4 bytes of group g lie in a packed matrix of k4 = ceil(k / 4) groups.
+inline size_t Int8VnniPackedOffset(size_t o, size_t g, size_t k4) {
+  return o / kVnniTile * k4 * kVnniTile * 4 + g * kVnniTile * 4 + o % kVnniTile * 4;
+}
 
 // Packs row-major w [n, k] into out (Int8VnniPackedBytes(n, k) bytes). Portable.
 void PackInt8Vnni(const int8_t* w, size_t n, size_t k, uint8_t* out);
