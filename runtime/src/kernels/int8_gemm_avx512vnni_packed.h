@@ -16,16 +16,17 @@
 // of int8_gemm_avx512vnni.h need (128 * sum_k x[r, k] is subtracted as there). Tiles of 4 rows x
 // 4 blocks (16 accumulators) read their tile front to back, one stream: with a block's groups
 // contiguous instead (4 streams 64 bytes wide per tile, the layout before), a one-row product
-// read a 38 MB decode step's weights from memory at 20-23 GB/s against 31-40 GB/s now, and from
-// the last-level cache at 77-88 against 75-95 GB/s (a standalone loop over both layouts, one AMD
+// read a 38 MB decode step's weights from memory at 19-23 GB/s against 31-40 GB/s now, and from
+// the last-level cache at 75-87 against 75-95 GB/s (a standalone loop over both layouts, one AMD
 // EPYC core); the hardware prefetchers follow one stream where they fell short of four.
 //
 // Same contract as Int8Gemm: y is bit-identical to Int8GemmReference for every row count and
 // every channel range (exact int32 sums, Int8FinishX16); a range that starts or ends inside a
 // block computes the whole block and stores its part (masked). a.w is not read.
-// Measured against the row-major family on one AMD EPYC core, weights in cache: 1.3-1.8x at
-// k = 256 for 1 to 32 rows, 1.06-1.14x at k = 1024
-// (bench/results/2026-12-06-int8-vnni-packed-x86-2core.md).
+// Measured against the row-major family on one AMD EPYC core, weights in cache, with the block
+// layout before: 1.3-1.8x at k = 256 for 1 to 32 rows, 1.06-1.14x at k = 1024
+// (bench/results/2026-12-06-int8-vnni-packed-x86-2core.md); the tile layout and its loop:
+// bench/results/2026-12-06-int8-tiled-layout-x86-2core.md.
 #ifndef HEADWISE_RUNTIME_KERNELS_INT8_GEMM_AVX512VNNI_PACKED_H_
 #define HEADWISE_RUNTIME_KERNELS_INT8_GEMM_AVX512VNNI_PACKED_H_
 
