@@ -145,6 +145,10 @@ def scratch_point(args, name: str, spec: str, log) -> bool:
         return bool(done)
     with open(os.path.join(args.base_run, "run.json"), encoding="utf-8") as f:
         base_args = json.load(f)["train_args"]
+    # The sweep's corpus and vocabulary (the recorded paths are the base run's machine's: its
+    # vocabulary directory need not exist here, the same pieces ship with the start checkpoint).
+    base_args = dict(base_args, data=args.data or base_args["data"],
+                     vocab=getattr(args, "vocab", None) or base_args["vocab"])
     argv = scratch_argv(base_args, run, spec, steps, args.threads,
                         getattr(args, "device", "cpu"))
     if run_state.list_checkpoints(run):
