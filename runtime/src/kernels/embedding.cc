@@ -62,7 +62,7 @@ void EmbedTokensI8(const int8_t* embed, const float* row_scale, const int32_t* i
 void EmbedTokensI8Packed(const uint8_t* packed, const float* row_scale, const int32_t* ids,
                          size_t rows, size_t dim, float scale, const float* positions,
                          size_t position_stride, float* out) {
-  // Row id's 4-byte group g lies 256 bytes after group g - 1 (Int8VnniPackedOffset).
+  // Row id's 4-byte group g lies kVnniGroupBytes after group g - 1 (Int8VnniPackedOffset).
   const size_t k4 = (dim + 3) / 4;
   for (size_t r = 0; r < rows; ++r) {
     const size_t id = static_cast<size_t>(ids[r]);
@@ -71,7 +71,7 @@ void EmbedTokensI8Packed(const uint8_t* packed, const float* row_scale, const in
     float* o = out + r * dim;
     const uint8_t* row = packed + Int8VnniPackedOffset(id, 0, k4);
     for (size_t j = 0; j < dim; ++j) {
-      const int w = static_cast<int>(row[j / 4 * kVnniTile * 4 + j % 4]) - 128;
+      const int w = static_cast<int>(row[j / 4 * kVnniGroupBytes + j % 4]) - 128;
       o[j] = (static_cast<float>(w) * s) * scale + p[j];
     }
   }

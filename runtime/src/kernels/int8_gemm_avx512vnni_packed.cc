@@ -8,7 +8,7 @@
 namespace headwise::kernels {
 
 size_t Int8VnniPackedBytes(size_t n, size_t k) {
-  return (n + kVnniTile - 1) / kVnniTile * ((k + 3) / 4) * kVnniTile * 4;
+  return (n + kVnniTile - 1) / kVnniTile * ((k + 3) / 4) * kVnniGroupBytes;
 }
 
 void PackInt8Vnni(const int8_t* w, size_t n, size_t k, uint8_t* out) {
@@ -55,15 +55,15 @@ inline int32_t XGroup(const int8_t* row, size_t g, size_t k) {
   return v;
 }
 
-// Group g of a tile: its 4 blocks' 64 bytes (block j at wb[j] + g * 256) against the 4 bytes
-// xg[r] of each row, broadcast, into acc.
+// Group g of a tile: its 4 blocks' 64 bytes (block j at wb[j] + g * kVnniGroupBytes) against
+// the 4 bytes xg[r] of each row, broadcast, into acc.
 template <int R>
 HEADWISE_TARGET_AVX512VNNI __attribute__((always_inline)) inline void Group(
     const uint8_t* const* wb, size_t g, const int32_t* xg, __m512i (&acc)[R][kBlocksPerTile]) {
   __m512i wv[kBlocksPerTile];
 #pragma GCC unroll 4
   for (int j = 0; j < kBlocksPerTile; ++j) {
-    wv[j] = _mm512_loadu_si512(wb[j] + g * kVnniTile * 4);
+    wv[j] = _mm512_loadu_si512(wb[j] + g * kVnniGroupBytes);
     // Held in a register: GCC otherwise loads each block again for every row (8 loads per 8
     // vpdpbusd at 2 rows, 12 per 12 at 3), which made two rows 10-25% slower from the L3.
     asm("" : "+v"(wv[j]));
@@ -85,11 +85,12 @@ HEADWISE_TARGET_AVX512VNNI void Tile(const Int8GemmArgs& a, const uint8_t* packe
                                      size_t begin, size_t end) {
   constexpr int NB = kBlocksPerTile;
   const size_t k = a.k, full = k / 4;
-  // Block blk0 + j's group g: 64 bytes at wb[j] + g * 256 (Int8VnniPackedOffset).
-  const uint8_t* tile = packed + blk0 / NB * k4 * kVnniTile * 4;
+  // Block blk0 + j's group g: 64 bytes at wb[j] + g * 256.
   const uint8_t* wb[NB];
 #pragma GCC unroll 4
-  for (int j = 0; j < NB; ++j) wb[j] = tile + (blk0 % NB + std::min<size_t>(j, real - 1)) * 64;
+  for (int j = 0; j < NB; ++j) {
+    wb[j] = packed + Int8VnniPackedOffset((blk0 + std::min<size_t>(j, real - 1)) * kVnniBlock, 0, k4);
+  }
   const int8_t* x = a.xq + r0 * k;
   __m512i acc[R][NB];
 #pragma GCC unroll 4

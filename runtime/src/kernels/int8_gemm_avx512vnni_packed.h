@@ -45,9 +45,13 @@ inline constexpr size_t kVnniTile = 64;   // output channels per tile (4 blocks)
 // Bytes of the packed layout of an [n, k] matrix: ceil(n / 64) * ceil(k / 4) * 256.
 size_t Int8VnniPackedBytes(size_t n, size_t k);
 
+// Bytes of one group of a tile (4 inputs of its 64 channels): consecutive groups of a channel
+// lie this far apart.
+inline constexpr size_t kVnniGroupBytes = kVnniTile * 4;
+
 // Where channel o's 4 bytes of group g lie in a packed matrix of k4 = ceil(k / 4) groups.
 inline size_t Int8VnniPackedOffset(size_t o, size_t g, size_t k4) {
-  return o / kVnniTile * k4 * kVnniTile * 4 + g * kVnniTile * 4 + o % kVnniTile * 4;
+  return o / kVnniTile * k4 * kVnniGroupBytes + g * kVnniGroupBytes + o % kVnniTile * 4;
 }
 
 // Packs row-major w [n, k] into out (Int8VnniPackedBytes(n, k) bytes). Portable.
