@@ -51,6 +51,31 @@ constexpr size_t kSourceLength = 20;
 constexpr int kSteps = 64;
 constexpr int kStreamPasses = 8;
 
+size_t MatrixBytes(const WeightView& w) {
+  if (w.empty()) return 0;
+  return w.elements() * DTypeSize(w.dtype) + (w.scale != nullptr ? w.rows * sizeof(float) : 0);
+}
+
+size_t AttentionStepBytes(const AttentionWeights& a, bool cross) {
+  if (a.num_heads == 0) return 0;
+  size_t bytes = MatrixBytes(a.q_w) + MatrixBytes(a.q_b) + MatrixBytes(a.out_w) + MatrixBytes(a.out_b);
+  if (!cross) bytes += MatrixBytes(a.k_w) + MatrixBytes(a.k_b) + MatrixBytes(a.v_w) + MatrixBytes(a.v_b);
+  return bytes;
+}
+
+// The weight bytes one decode step reads: the decoder's per-step matrices (self-attention
+// q/k/v/out, cross-attention q/out, fc1, fc2) with their scales and biases, and lm_head with
+// final_logits_bias (cross-attention k/v run once per call, on the encoder output).
+size_t DecodeStepWeightBytes(const Model::Impl& m) {
+  size_t bytes = MatrixBytes(m.lm_head) + MatrixBytes(m.final_logits_bias);
+  for (const DecoderLayerWeights& l : m.decoder_layers) {
+    bytes += AttentionStepBytes(l.self_attn, false) + AttentionStepBytes(l.cross_attn, true);
+    bytes += MatrixBytes(l.ffn.fc1_w) + MatrixBytes(l.ffn.fc1_b) + MatrixBytes(l.ffn.fc2_w) +
+             MatrixBytes(l.ffn.fc2_b);
+  }
+  return bytes;
+}
+
 // A plain streaming read: the sum of every 64-bit word (AVX2 loads on x86 where the CPU has
 // them, so the loop is bound by the memory system, not by instructions).
 #if defined(__x86_64__)

@@ -33,29 +33,7 @@ Status CreateFeedForward(const FfnWeights& w, const FcParams& fc1_params,
   return Status::Ok();
 }
 
-size_t MatrixBytes(const WeightView& w) {
-  if (w.empty()) return 0;
-  return w.elements() * DTypeSize(w.dtype) + (w.scale != nullptr ? w.rows * sizeof(float) : 0);
-}
-
-size_t AttentionStepBytes(const AttentionWeights& a, bool cross) {
-  if (a.num_heads == 0) return 0;
-  size_t bytes = MatrixBytes(a.q_w) + MatrixBytes(a.q_b) + MatrixBytes(a.out_w) + MatrixBytes(a.out_b);
-  if (!cross) bytes += MatrixBytes(a.k_w) + MatrixBytes(a.k_b) + MatrixBytes(a.v_w) + MatrixBytes(a.v_b);
-  return bytes;
-}
-
 }  // namespace
-
-size_t DecodeStepWeightBytes(const Model::Impl& m) {
-  size_t bytes = MatrixBytes(m.lm_head) + MatrixBytes(m.final_logits_bias);
-  for (const DecoderLayerWeights& l : m.decoder_layers) {
-    bytes += AttentionStepBytes(l.self_attn, false) + AttentionStepBytes(l.cross_attn, true);
-    bytes += MatrixBytes(l.ffn.fc1_w) + MatrixBytes(l.ffn.fc1_b) + MatrixBytes(l.ffn.fc2_w) +
-             MatrixBytes(l.ffn.fc2_b);
-  }
-  return bytes;
-}
 
 std::string KernelPaths(const Network& net) {
   std::vector<const FullyConnected*> ops;

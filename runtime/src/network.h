@@ -71,11 +71,6 @@ std::string KernelPaths(const Network& net);
 // when every one reads the model's weights in place.
 bool HoldsWeightCopies(const Network& net);
 
-// The weight bytes one decode step reads: the decoder's per-step matrices (self-attention
-// q/k/v/out, cross-attention q/out, fc1, fc2) with their scales and biases, and lm_head with
-// final_logits_bias (cross-attention k/v run once per call, on the encoder output).
-size_t DecodeStepWeightBytes(const Model::Impl& model);
-
 // Starts the pool and creates every operator of `model`. `int8` is the int8 operators'
 // scratch (used when the model has I8 matrices); `f16` non-null runs F16 matrices in fp16
 // arithmetic (the caller checked DetectFp16Arithmetic). Errors: those of ThreadPool::Create
