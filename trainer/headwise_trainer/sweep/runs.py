@@ -124,9 +124,11 @@ def prune_point(args, name: str, setting: str, lam: float, seed: int, log) -> bo
     return os.path.isdir(export)
 
 
-def scratch_argv(base_args: dict, out: str, spec: str, steps: int, threads: int,
-                 device: str = "cpu") -> List[str]:
-    argv = ["train", "--data", base_args["data"], "--vocab", base_args["vocab"], "--out", out,
+def scratch_argv(base_args: dict, data: str, vocab: str, out: str, spec: str, steps: int,
+                 threads: int, device: str = "cpu") -> List[str]:
+    """The from-scratch control's `train` command: the base run's recorded training options
+    (BASE_TRAIN_KEYS) on this sweep's corpus and vocabulary."""
+    argv = ["train", "--data", data, "--vocab", vocab, "--out", out,
             "--steps", str(steps), "--threads", str(threads), "--keep", "3", "--head-layout", spec,
             "--device", device]
     for k in BASE_TRAIN_KEYS:
@@ -145,12 +147,11 @@ def scratch_point(args, name: str, spec: str, log) -> bool:
         return bool(done)
     with open(os.path.join(args.base_run, "run.json"), encoding="utf-8") as f:
         base_args = json.load(f)["train_args"]
-    # The sweep's corpus and vocabulary (the recorded paths are the base run's machine's: its
-    # vocabulary directory need not exist here, the same pieces ship with the start checkpoint).
-    base_args = dict(base_args, data=args.data or base_args["data"],
-                     vocab=getattr(args, "vocab", None) or base_args["vocab"])
-    argv = scratch_argv(base_args, run, spec, steps, args.threads,
-                        getattr(args, "device", "cpu"))
+    # The sweep's corpus and vocabulary, as its L0 points get them: the paths the base run
+    # recorded are its machine's (its vocabulary directory need not exist here; the same pieces
+    # ship with the start checkpoint).
+    argv = scratch_argv(base_args, args.data, args.vocab or base_args["vocab"], run, spec, steps,
+                        args.threads, getattr(args, "device", "cpu"))
     if run_state.list_checkpoints(run):
         argv.append("--resume")
     os.makedirs(run, exist_ok=True)
