@@ -40,6 +40,22 @@ Status Decoder::SelfAttention(size_t l, size_t rows, size_t step) const {
     float* scores = b.tables.scores + h * b.tables.scores_stride;
     for (size_t r = 0; r < rows; ++r) {
       const size_t slot = static_cast<size_t>(b.rows.slot[r]);
+      // Head h's keys and values of the next row (step + 1 positions of head_dim floats, each
+      // in the slot kv_block names) are requested while this row's are computed: they come from
+      // memory (the step's weights pass through the cache between two reads of them, and the
+      // cache of a batch of beams is megabytes), in runs too short for the hardware prefetcher.
+      // Written out here, not as a helper: GCC 12 takes a function that only prefetches for one
+      // without side effects and deletes its calls.
+      if (r + 1 < rows) {
+        const int32_t* block = b.kv_block + static_cast<size_t>(b.rows.slot[r + 1]) * T;
+        for (size_t p = 0; p <= step; ++p) {
+          const size_t at = static_cast<size_t>(block[p]) * T * inner + h * T * hd + p * hd;
+          for (size_t e = 0; e < hd; e += 64 / sizeof(float)) {
+            __builtin_prefetch(b.self_k[l] + at + e);
+            __builtin_prefetch(b.self_v[l] + at + e);
+          }
+        }
+      }
       kernels::AttentionHead(h, b.qkv + r * 3 * inner, 3 * inner, 1, b.self_k[l], hd, b.self_v[l],
                              hd, step + 1, shape, b.ctx + r * inner, inner, scores,
                              b.kv_block + slot * T, T * inner);
