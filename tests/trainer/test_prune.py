@@ -121,6 +121,11 @@ def test_large_lambda_closes_heads_lambda_zero_keeps_them(corpus, tmp_path):
     assert set(steps[0]["blocks"]) == set(hi)
     assert steps[-1]["expected_open"] < steps[0]["expected_open"]
     assert log[-1]["event"] == "end" and log[-1]["layout"] == hi
+    # Each step record holds every gate's log_alpha: the last one is the saved model's.
+    final = gates(load_last(tmp_path / "hi"))
+    for name, g in final.items():
+        want = [round(float(x), 3) for x in g.log_alpha.detach()]
+        assert steps[-1]["blocks"][name]["log_alpha"] == want, name
 
 
 def load_last(run_dir):

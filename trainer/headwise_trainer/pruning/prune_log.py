@@ -27,10 +27,13 @@ SHORT = {"encoder_self": "enc", "decoder_self": "dec", "decoder_cross": "cross"}
 
 def block_stats(model: MarianMTModel) -> Dict[str, Dict[str, float]]:
     """Gated block -> {"expected_open": sum P(g != 0), "kept": heads whose test-time gate is
-    above 0 (log_alpha > 0 under the hard rule)}."""
+    above 0 (log_alpha > 0 under the hard rule), "log_alpha": every head's, to 3 decimals}: the
+    step records then hold each gate's path, so a gate that has not settled can be told apart
+    as still moving away from 0 or held near it (the penalty and the loss in balance)."""
     with torch.no_grad():
         return {name: {"expected_open": round(float(g.expected_l0().sum()), 3),
-                       "kept": int((g.eval_gates() > 0).sum())}
+                       "kept": int((g.eval_gates() > 0).sum()),
+                       "log_alpha": [round(float(x), 3) for x in g.log_alpha]}
                 for name, g in gates(model).items()}
 
 
