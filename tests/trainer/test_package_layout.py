@@ -145,7 +145,8 @@ def test_every_subcommand_resolves_to_a_function():
     parsers = subcommand_parsers()
     names = sorted(" ".join(n) for n, _ in parsers)
     assert names == ["analyze", "average", "data", "data-card", "evaluate", "export",
-                     "model-card", "plot-run", "prune", "prune-eval", "shortlist", "spm", "sweep pick", "sweep rank", "sweep report",
+                     "model-card", "plot-run", "prune", "prune-eval", "shortlist", "spm", "sweep gates", "sweep pick", "sweep rank",
+                     "sweep report",
                      "sweep runs", "train"]
     for name, parser in parsers:
         defaults = {a.dest: a.default for a in parser._actions}

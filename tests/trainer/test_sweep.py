@@ -288,3 +288,41 @@ def test_rank_against_random_and_sinks_against_closed_heads():
     sinks = [r for r in verdict_rows([l0], Comparisons(), "greedy", analysis)
              if "Sink" in r[0]][0]
     assert sinks[2] == "met" and "2 closed heads mean sink share 0.700, 2 kept 0.200" in sinks[3]
+
+
+def test_gates_sorts_unsettled_gates_by_their_last_move(tmp_path, capsys):
+    from headwise_trainer.model import run_state
+    from headwise_trainer.sweep.gate_paths import classify
+
+    assert classify(0.3, -0.2, 0.1) == "crossed"
+    assert classify(-0.5, -0.55, 0.1) == "held"
+    assert classify(0.4, 0.8, 0.1) == "away"
+    assert classify(-0.9, -0.4, 0.1) == "toward"
+
+    def save(point, step, enc, dec, margin=1.0):
+        run = tmp_path / point / "run"
+        run.mkdir(parents=True, exist_ok=True)
+        torch.save({"format": run_state.FORMAT, "step": step, "epoch": 0, "batch_idx": 0,
+                    "optimizer": {}, "rng": {}, "config": {},
+                    "prune_args": {"settle_margin": margin},
+                    "model": {"model.encoder.layers.0.self_attn.head_gate.log_alpha": torch.tensor(enc),
+                              "model.decoder.layers.0.self_attn.head_gate.log_alpha": torch.tensor(dec),
+                              "model.encoder.layers.0.fc1.weight": torch.zeros(2, 2)}},
+                   run / f"ckpt-{step}.pt")
+
+    # Heads: settled (3.0, -2.5), crossed, held, away, toward.
+    save("enc-0.01", 750, [3.0, 0.3, -0.5], [-2.5, 0.4, -0.9])
+    save("enc-0.01", 1000, [3.1, -0.2, -0.55], [-2.6, 0.8, -0.4])
+    save("enc-0.02", 1000, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5])  # one checkpoint: not classified
+    out = cli.main(["sweep", "gates", "--root", str(tmp_path), "--json", str(tmp_path / "g.json")])
+    assert out == 0
+    text = capsys.readouterr().out
+    assert "enc-0.01: steps 750 -> 1000, 4 unsettled (|log_alpha| < 1): 1 crossed, 1 held, " \
+           "1 away, 1 toward" in text
+    assert "enc-0.02: fewer than two kept checkpoints" in text
+    doc = json.loads((tmp_path / "g.json").read_text())
+    assert doc["totals"] == {"crossed": 1, "held": 1, "away": 1, "toward": 1}
+    assert doc["points"]["enc-0.02"] is None
+    crossed = [g for g in doc["points"]["enc-0.01"]["gates"] if g["class"] == "crossed"]
+    assert crossed == [{"block": "model.encoder.layers.0.self_attn", "head": 1, "from": 0.3,
+                        "to": -0.2, "class": "crossed"}]

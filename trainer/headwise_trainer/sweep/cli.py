@@ -37,7 +37,9 @@ def add_sweep(sub) -> None:
         "  runs    L0 pruning for every --settings x --lambdas (prune), from-scratch controls\n"
         "          (--scratch, train --head-layout), reference models; test BLEU of each\n"
         "  rank    keep the K heads with the best analysis.json score, no fine-tuning\n"
-        "  report  collect the results into JSON + PNG and write the Markdown report")
+        "  report  collect the results into JSON + PNG and write the Markdown report\n"
+        "  pick    the point a stated rule chooses from the records\n"
+        "  gates   where each point's unsettled gates moved since its previous checkpoint")
     a = s.add_subparsers(dest="action", metavar="ACTION")
     a.required = True
 
@@ -118,3 +120,16 @@ def add_sweep(sub) -> None:
     c.add_argument("--field", choices=["name", "lambda", "setting", "seed", "delta"],
                    help="print only this field")
     c.set_defaults(func=lazy("sweep.pick:run_pick"))
+
+    g = a.add_parser("gates", help="where each point's unsettled gates moved between its last two "
+                     "kept checkpoints (crossed 0, held near it, away from it, toward it)",
+                     description="For the gates of each point's newest checkpoint within the "
+                     "settle margin of 0: crossed (the hard decision flipped since the previous "
+                     "kept checkpoint), held (|change| < --hold: more steps of the same "
+                     "objective do not settle it), away (more steps would), toward.")
+    g.add_argument("--root", required=True, help="sweep directory (its points' run/ckpt-*.pt)")
+    g.add_argument("--hold", type=float, default=0.1,
+                   help="a gate whose log_alpha changed by less than this is 'held' "
+                        "(default %(default)s)")
+    g.add_argument("--json", help="write the classes per point and gate here")
+    g.set_defaults(func=lazy("sweep.gate_paths:run_gates"))
