@@ -21,7 +21,7 @@ from headwise_trainer.evaluation.evaluate import translate_ids  # noqa: E402
 from headwise_trainer.model.gates import attach_gates, gates, head_layout, strip_heads  # noqa: E402
 from headwise_trainer.model.keep_heads import KeepHeadsError, apply_spec, parse_spec  # noqa: E402
 from headwise_trainer.model.marian import MarianMTModel  # noqa: E402
-from headwise_trainer.pruning.prune import PruneError, penalty, run_prune  # noqa: E402
+from headwise_trainer.pruning.prune import PruneError, penalty, run_prune, settle_push  # noqa: E402
 from headwise_trainer.pruning.prune_eval import pruning_run_facts, run_prune_eval  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -201,6 +201,40 @@ def test_resume_is_bit_identical(corpus, tmp_path):
         assert torch.equal(sa["exp_avg"], sb["exp_avg"])
     steps = lambda run: [r for r in read_log(run) if r["event"] == "step"]  # noqa: E731
     assert steps(tmp_path / "straight") == steps(tmp_path / "split")
+
+
+def test_settle_steps_move_unsettled_gates_off_zero_on_their_side(corpus, tmp_path):
+    """A finished run resumed with more --steps and --settle-steps continues its own path, then
+    the push moves every gate still within the margin out of it, keeping its sign."""
+    extra = ("--lambda", "0.05", "--gate-lr", "0.1", "--init-log-alpha", "0",
+             "--checkpoint-every", "10")
+    run_prune(prune_args(corpus, tmp_path / "run", "--steps", "10", *extra), log=quiet)
+    before = {n: v.clone() for n, v in last_state(tmp_path / "run")["model"].items()
+              if n.endswith("log_alpha")}
+    loose = {(n, i): float(x) for n, v in before.items() for i, x in enumerate(v) if abs(x) < 1}
+    assert loose, "the test needs gates that have not settled after 10 steps"
+    out = run_prune(prune_args(corpus, tmp_path / "run", "--steps", "30", "--resume",
+                               "--settle-steps", "20", "--settle-push", "1.0", *extra), log=quiet)
+    assert sum(len(v) for v in out["unsettled"].values()) == 0
+    after = last_state(tmp_path / "run")["model"]
+    for (n, i), x in loose.items():
+        assert abs(float(after[n][i])) >= 1.0 and (float(after[n][i]) > 0) == (x > 0), (n, i, x)
+    log = read_log(tmp_path / "run")
+    steps = [r for r in log if r["event"] == "step"]
+    assert [r["settling"] for r in steps] == [r["step"] > 10 for r in steps]
+    assert log[-1]["event"] == "end" and log[-1]["settle"] == {"steps": 20, "push": 1.0}
+    # The push's gradient: -sign(log_alpha) inside the margin (descent moves the gate away
+    # from 0 on its side), 0 outside it.
+    model = load_checkpoint(corpus / "start")
+    attach_gates(model)
+    g = next(iter(gates(model).values()))
+    with torch.no_grad():
+        g.log_alpha.copy_(torch.tensor([0.5, -0.25, 1.5, -3.0]))
+    settle_push(model, 1.0).backward()
+    assert g.log_alpha.grad.tolist() == [-1.0, 1.0, 0.0, 0.0]
+    with pytest.raises(PruneError, match="--settle-steps 40"):
+        run_prune(prune_args(corpus, tmp_path / "bad", "--steps", "30", "--settle-steps", "40"),
+                  log=quiet)
 
 
 def test_resume_rejects_training_checkpoint_and_missing_from(corpus, tmp_path):

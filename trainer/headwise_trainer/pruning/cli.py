@@ -55,6 +55,14 @@ def add_prune(sub) -> None:
     g.add_argument("--settle-margin", type=float, default=1.0,
                    help="a gate has settled when |log_alpha| >= this; the log counts the heads "
                         "that have not (default 1.0)")
+    g.add_argument("--settle-steps", type=int, default=0,
+                   help="the last N of --steps add the settle push to the loss (default 0: "
+                        "none). A run resumed with a larger --steps and --settle-steps continues "
+                        "its own path and settles at its end")
+    g.add_argument("--settle-push", type=float, default=0.05,
+                   help="weight of the settle push: MU x sum over gates of max(0, margin - "
+                        "|log_alpha|), which moves every unsettled gate away from 0 on the side "
+                        "it is on (default %(default)s)")
     o = p.add_argument_group("optimisation")
     o.add_argument("--steps", type=int, default=1000, help="total optimiser steps")
     o.add_argument("--lr", type=float, default=2e-4,

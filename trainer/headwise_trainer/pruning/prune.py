@@ -19,6 +19,15 @@ schedules over --steps with the same warm-up), --penalty, and --gate-rule, the t
 carries. The log's step, dev and end records count the heads whose gates have not settled
 (|log_alpha| < --settle-margin).
 
+Settling (--settle-steps N, --settle-push MU): in the last N of --steps the loss adds
+    MU * sum over every gated head of max(0, margin - |log_alpha|)
+which moves each gate still within the settle margin of 0 away from it, on the side it is on,
+and nothing once it is out. A gate the CE and the penalty hold near 0 (a head that costs about
+what it gives) then ends on one side instead of flipping with the last few batches
+(`headwise-train sweep gates` sorts a run's unsettled gates by how they last moved). Not fixed
+by the checkpoint: a finished run resumed with --steps S + N --settle-steps N continues its own
+path and settles in the N new steps; the step records say when the push is on.
+
 Optimiser: Adam (0.9, 0.98, 1e-9) with two parameter groups: the model's weights at
 --lr with the inverse-square-root schedule, the gates' log_alpha at --gate-lr with
 --gate-lr-schedule (default constant after the warm-up).
@@ -85,6 +94,11 @@ def trainable_names(model, encoder_only: bool) -> list:
         if not encoder_only or name.startswith("model.encoder.") or ".head_gate." in name:
             names.append(name)
     return names
+
+
+def settle_push(model, margin: float) -> torch.Tensor:
+    """sum over every gated head of max(0, margin - |log_alpha|) (the settle term)."""
+    return sum(torch.relu(margin - g.log_alpha.abs()).sum() for g in gates(model).values())
 
 
 def penalty(model, mode: str) -> torch.Tensor:
@@ -164,6 +178,11 @@ def run_prune(args, log=print) -> dict:
     from ..training.train import resolve_device
     device = resolve_device(getattr(args, "device", "cpu"))
     margin = getattr(args, "settle_margin", DEFAULT_SETTLE_MARGIN)
+    settle_steps = getattr(args, "settle_steps", 0)
+    if not 0 <= settle_steps <= args.steps:
+        raise PruneError(f"--settle-steps {settle_steps}: expected 0 to --steps {args.steps}")
+    if getattr(args, "settle_push", 0.0) < 0:
+        raise PruneError(f"--settle-push {args.settle_push}: expected a weight >= 0")
     model, vocab, state, resume_path, start_what = _prepare(args, log)
     if state is None:  # a new run records the precision it resolves to; a resumed one keeps its
         from ..training.train import resolve_precision
@@ -218,6 +237,8 @@ def run_prune(args, log=print) -> dict:
     if step > start_step:  # this invocation trained: record where it ended
         plog.write({"event": "end", "step": step, "layout": layout,
                     "kept": prune_log.kept_per_kind(model), "settle_margin": margin,
+                    "settle": {"steps": getattr(args, "settle_steps", 0),
+                               "push": getattr(args, "settle_push", 0.0)},
                     "unsettled": _count(loose), "unsettled_heads": loose,
                     "log_alpha": prune_log.log_alphas(model)})
     log(f"prune: step {step}: {prune_log.summary_line(model)}; "
@@ -236,8 +257,10 @@ class PruningLoop(TrainingLoop):
         super().__init__(*a, **kw)
         self.weights, self.gated, self.start, self.plog = weights, gated, start, plog
         self.margin = margin
+        self.settling = False  # set per step by learning_rates
 
     def learning_rates(self, step: int) -> float:
+        self.settling = step > self.args.steps - getattr(self.args, "settle_steps", 0)
         lr = inverse_sqrt_lr(step, self.args.lr, self.args.warmup)
         self.opt.param_groups[0]["lr"], self.opt.param_groups[1]["lr"] = lr, \
             gate_lr(self.args, step)
@@ -252,6 +275,9 @@ class PruningLoop(TrainingLoop):
         self.ce = ce_sum / max(ntok, 1)
         self.pen = penalty(self.model, self.args.penalty)
         self.loss = self.ce + self.args.lam * self.pen
+        if self.settling:
+            push = getattr(self.args, "settle_push", 0.0)
+            self.loss = self.loss + push * settle_push(self.model, self.margin)
         self.loss.backward()
         return float(self.ce), int(m.sum()) + ntok
 
@@ -274,7 +300,8 @@ class PruningLoop(TrainingLoop):
                 "blocks": stats,
                 "expected_open": round(sum(s["expected_open"] for s in stats.values()), 3),
                 "kept": sum(s["kept"] for s in stats.values()),
-                "unsettled": _count(unsettled(model, self.margin))})
+                "unsettled": _count(unsettled(model, self.margin)),
+                "settling": bool(self.settling)})
             self.log(f"prune: step {step} | ce {ce:.4f} | penalty {pen:.2f} "
                      f"| {prune_log.summary_line(model)}")
 
