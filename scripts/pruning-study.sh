@@ -10,6 +10,10 @@
 #                                      # from-scratch control (the headline lambdas come from
 #                                      # `sweep pick enc|all` unless HEADLINE_ENC /
 #                                      # HEADLINE_ALL are set)
+#   scripts/pruning-study.sh settle    # issue 13 item 2: every L0 point of ROOT (the controls
+#                                      # and seeds too) continued SETTLE_STEPS steps with the
+#                                      # settle push, as points of SETTLE_ROOT; then
+#                                      # ROOT=$SETTLE_ROOT ... report for their report
 #   scripts/pruning-study.sh report    # JSON + PNG + docs/pruning-results.md from the records
 #
 # On 2 cores run two parts at once, each on 1 thread (what the 2026-12-06 session did):
@@ -56,6 +60,13 @@ BASE_RUN=${BASE_RUN:-models/en-de/training/de-base-v5}
 # models/en-de/training) plus one L0 point's STEPS.
 SCRATCH_STEPS=${SCRATCH_STEPS:-$((5250 + 1200 + STEPS))}
 OUT_DIR=${OUT_DIR:-models/en-de/sweep}
+# The settle stage: SETTLE_STEPS more steps per point whose loss adds the settle push
+# (prune --settle-steps / --settle-push), each point resuming from a copy of its run's last
+# checkpoint (hard-linked) in SETTLE_ROOT, so ROOT's records stay as they are; every point and
+# its control then has STEPS + SETTLE_STEPS updates.
+SETTLE_ROOT=${SETTLE_ROOT:-$ROOT-settled}
+SETTLE_STEPS=${SETTLE_STEPS:-250}
+SETTLE_PUSH=${SETTLE_PUSH:-0.05}
 MD=${MD:-docs/pruning-results.md}
 
 train() { /usr/bin/python3 trainer/headwise-train "$@"; }
@@ -100,12 +111,38 @@ case "${1:-}" in
       --scratch "scratch-all-$HEADLINE_ALL=@all-$HEADLINE_ALL" --base-run "$BASE_RUN" \
       --scratch-steps "$SCRATCH_STEPS" --steps "$STEPS"
     ;;
+  settle)
+    for d in "$ROOT"/enc-* "$ROOT"/all-*; do
+      [[ -d "$d/run" ]] || continue
+      dst="$SETTLE_ROOT/$(basename "$d")/run"
+      [[ -d "$dst" ]] && continue  # copied before: the point resumes its own settle run
+      last=$(find "$d/run" -maxdepth 1 -name 'ckpt-*.pt' | sort -V | tail -1)
+      [[ -n "$last" ]] || { echo "pruning-study: $d/run has no checkpoint" >&2; exit 2; }
+      mkdir -p "$dst.tmp"
+      cp --link "$last" "$dst.tmp/" && cp "$d/run/prune_log.jsonl" "$d/run/run.json" "$dst.tmp/"
+      mv "$dst.tmp" "$dst"
+    done
+    settle=(--root "$SETTLE_ROOT" --data "$DATA" --vocab "$START" --threads "$THREADS"
+            --from "$START" --device "$DEVICE" --steps "$((STEPS + SETTLE_STEPS))"
+            --settle-steps "$SETTLE_STEPS" --settle-push "$SETTLE_PUSH")
+    train sweep runs "${settle[@]}" --lambdas "" --reference "base=$START"
+    for setting in enc all; do
+      [[ "$setting" == enc ]] && lambdas=$ENC_LAMBDAS || lambdas=$ALL_LAMBDAS
+      train sweep runs "${settle[@]}" --settings "$setting" --lambdas "${lambdas// /,}"
+      seeds=$(cd "$SETTLE_ROOT" && ls -d "$setting"-*-seed* 2>/dev/null | sed 's/.*-seed//' | sort -u | paste -sd,)
+      [[ -z "$seeds" ]] && continue
+      for name in $(cd "$SETTLE_ROOT" && ls -d "$setting"-*-seed* | sed 's/-seed[0-9]*$//' | sort -u); do
+        train sweep runs "${settle[@]}" --settings "$setting" --lambdas "${name#"$setting"-}" \
+          --seeds "$seeds"
+      done
+    done
+    ;;
   report)
     train sweep report --root "$ROOT" --out-dir "$OUT_DIR" --md "$MD" --analysis "$ANALYSIS" \
       --expect "$(expected)" ${BASE_RUN:+--base-run "$BASE_RUN"}
     ;;
   *)
-    echo "usage: $0 enc|all|rank|phase2|report  (see the comment at the top)" >&2
+    echo "usage: $0 enc|all|rank|phase2|settle|report  (see the comment at the top)" >&2
     exit 2
     ;;
 esac

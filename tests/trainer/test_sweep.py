@@ -3,6 +3,7 @@ layout specs that round-trip through keep_heads, a sweep that trains, scores and
 skips what is done, rank pruning, and the report's verdicts."""
 import json
 import os
+import shutil
 import sys
 
 import pytest
@@ -20,6 +21,7 @@ from headwise_trainer.sweep.layout import layout_spec, top_k_layout  # noqa: E40
 from headwise_trainer.sweep.claims import verdict_rows  # noqa: E402
 from headwise_trainer.sweep.points import Comparisons, control_of  # noqa: E402
 from headwise_trainer.sweep.pick import choose  # noqa: E402
+from headwise_trainer.pruning.prune_log import read_log  # noqa: E402
 from headwise_trainer.training.train import run_training  # noqa: E402
 from test_train import corpus, train_args  # noqa: E402,F401
 
@@ -115,6 +117,24 @@ def test_sweep_trains_scores_resumes_and_reports(corpus, tmp_path, capsys):
     assert scratch["run"]["steps"] == 3 and scratch["run"]["args"]["head_layout"] == spec
     model = load_start_model(str(root / "scratch" / "run")).model
     assert apply_spec(parse_spec(spec), model) == head_layout(model)
+
+    # The settle stage (scripts/pruning-study.sh settle): a copy of the point's last checkpoint
+    # and log in another root resumes with 2 more steps whose loss adds the settle push.
+    settled = tmp_path / "settled"
+    (settled / "enc-0.5" / "run").mkdir(parents=True)
+    for f in ("ckpt-3.pt", "prune_log.jsonl", "run.json"):
+        shutil.copy(root / "enc-0.5" / "run" / f, settled / "enc-0.5" / "run" / f)
+    sweep("runs", "--root", str(settled), "--data", data, "--limit", "6", "--threads",
+          str(THREADS), "--from", str(base), "--lambdas", "0.5", "--settings", "enc",
+          "--prune-args", PRUNE_ARGS, "--steps", "5", "--settle-steps", "2", "--settle-push",
+          "0.5")
+    rec2 = json.loads((settled / "enc-0.5" / "eval.json").read_text())
+    assert rec2["run"]["steps"] == 5
+    assert rec2["run"]["args"]["settle_steps"] == 2 and rec2["run"]["args"]["settle_push"] == 0.5
+    steps_log = [r for r in read_log(settled / "enc-0.5" / "run") if r["event"] == "step"]
+    assert [(r["step"], r.get("settling", False)) for r in steps_log][-2:] == [(4, True), (5, True)]
+    assert [r["step"] for r in steps_log if not r.get("settling", False)] == \
+        [r["step"] for r in read_log(root / "enc-0.5" / "run") if r["event"] == "step"]
 
     mtimes = {p: os.path.getmtime(p) for p in root.glob("*/eval.json")}
     sweep("runs", *common, "--from", str(base), "--lambdas", "0.5", "--settings", "enc",
@@ -326,3 +346,16 @@ def test_gates_sorts_unsettled_gates_by_their_last_move(tmp_path, capsys):
     crossed = [g for g in doc["points"]["enc-0.01"]["gates"] if g["class"] == "crossed"]
     assert crossed == [{"block": "model.encoder.layers.0.self_attn", "head": 1, "from": 0.3,
                         "to": -0.2, "class": "crossed"}]
+
+
+def test_settle_options_reach_prune():
+    from argparse import Namespace
+    from headwise_trainer.sweep.runs import settle_argv
+    assert settle_argv(Namespace(settle_steps=0, settle_push=None)) == []
+    assert settle_argv(Namespace()) == []
+    assert settle_argv(Namespace(settle_steps=250, settle_push=None)) == ["--settle-steps", "250"]
+    assert settle_argv(Namespace(settle_steps=250, settle_push=0.05)) == \
+        ["--settle-steps", "250", "--settle-push", "0.05"]
+    args = cli.build_parser().parse_args(["sweep", "runs", "--root", "r", "--data", "d",
+                                          "--settle-steps", "250", "--settle-push", "0.1"])
+    assert settle_argv(args) == ["--settle-steps", "250", "--settle-push", "0.1"]

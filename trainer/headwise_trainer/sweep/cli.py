@@ -60,6 +60,12 @@ def add_sweep(sub) -> None:
                    help="appended to the L0 point names, e.g. s100 for a 100-step series")
     r.add_argument("--prune-args", default=DEFAULT_PRUNE_ARGS,
                    help="further prune arguments (default: %(default)s)")
+    r.add_argument("--settle-steps", type=int, default=0,
+                   help="the last N of --steps add prune's settle push (prune --settle-steps; "
+                        "default 0: none). With points whose runs end at --steps - N (copies of "
+                        "another sweep's), each resumes and settles in the N steps")
+    r.add_argument("--settle-push", type=float,
+                   help="prune --settle-push (default: prune's)")
     r.add_argument("--adopt", action="append", metavar="NAME=RUN[:EXPORT]",
                    help="use an existing pruning run (and its export) as point NAME")
     r.add_argument("--scratch", action="append", metavar="NAME=SPEC",

@@ -59,7 +59,7 @@ def run_facts(run_dir: Optional[str]) -> Dict[str, object]:
     a = state.get("prune_args") or state.get("train_args") or {}
     keys = ("lam", "types", "encoder_only", "lr", "gate_lr", "warmup", "max_tokens", "seed",
             "steps", "head_layout", "penalty", "init_log_alpha", "gate_lr_schedule", "gate_rule",
-            "settle_margin", "label_smoothing", "clip_norm", "lr_schedule", "update_freq",
+            "settle_margin", "settle_steps", "settle_push", "label_smoothing", "clip_norm", "lr_schedule", "update_freq",
             "precision", "device")
     return {"checkpoint": ckpts[-1][1], "steps": state["step"],
             "train_seconds": round(float(state.get("train_seconds", 0.0)), 1),

@@ -25,7 +25,8 @@ from .points import (BASE, SEARCH_LABEL, Comparisons, bleu, control_of, fmt_diff
 STUDY_SCRIPT = "scripts/pruning-study.sh"
 SETTING_TEXT = {"enc": "encoder (--encoder-only)", "all": "all three"}
 GATE_KEYS = ("init_log_alpha", "gate_lr", "gate_lr_schedule", "penalty", "gate_rule",
-             "settle_margin", "lr", "warmup", "max_tokens", "label_smoothing", "device")
+             "settle_margin", "settle_steps", "settle_push", "lr", "warmup", "max_tokens",
+             "label_smoothing", "device")
 
 
 def fmt_time(sec: Optional[float]) -> str:

@@ -114,6 +114,7 @@ def prune_point(args, name: str, setting: str, lam: float, seed: int, log) -> bo
     common = ["--data", args.data, "--out", run, "--export", export, "--threads",
               str(args.threads)] + (["--vocab", args.vocab] if args.vocab else [])
     common += shlex.split(args.prune_args) + (["--steps", str(args.steps)] if args.steps else [])
+    common += settle_argv(args)
     common += ["--device", getattr(args, "device", "cpu")]
     if run_state.list_checkpoints(run):
         cmd = ["prune", "--resume"] + common
@@ -122,6 +123,15 @@ def prune_point(args, name: str, setting: str, lam: float, seed: int, log) -> bo
             SETTINGS[setting] + common
     _run([sys.executable, ENTRY] + cmd, os.path.join(d, "log"), log)
     return os.path.isdir(export)
+
+
+def settle_argv(args) -> List[str]:
+    """prune's settle options from the sweep's (none when --settle-steps is 0)."""
+    steps = getattr(args, "settle_steps", 0) or 0
+    if steps <= 0:
+        return []
+    push = getattr(args, "settle_push", None)
+    return ["--settle-steps", str(steps)] + ([] if push is None else ["--settle-push", f"{push:g}"])
 
 
 def scratch_argv(base_args: dict, data: str, vocab: str, out: str, spec: str, steps: int,
