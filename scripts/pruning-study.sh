@@ -12,8 +12,10 @@
 #                                      # HEADLINE_ALL are set)
 #   scripts/pruning-study.sh settle    # issue 13 item 2: every L0 point of ROOT (the controls
 #                                      # and seeds too) continued SETTLE_STEPS steps with the
-#                                      # settle push, as points of SETTLE_ROOT; then
-#                                      # ROOT=$SETTLE_ROOT ... report for their report
+#                                      # settle push, as points of SETTLE_ROOT, the rank records
+#                                      # copied, and the from-scratch control (once phase 2 has
+#                                      # finished it) continued by SETTLE_STEPS if its point kept
+#                                      # its heads; then ROOT=$SETTLE_ROOT ... report
 #   scripts/pruning-study.sh report    # JSON + PNG + docs/pruning-results.md from the records
 #
 # On 2 cores run two parts at once, each on 1 thread (what the 2026-12-06 session did):
@@ -126,6 +128,10 @@ case "${1:-}" in
             --from "$START" --device "$DEVICE" --steps "$((STEPS + SETTLE_STEPS))"
             --settle-steps "$SETTLE_STEPS" --settle-push "$SETTLE_PUSH")
     train sweep runs "${settle[@]}" --lambdas "" --reference "base=$START"
+    # Rank pruning fine-tunes nothing: its records are the same in both directories.
+    if [[ -d "$ROOT/rank" && ! -d "$SETTLE_ROOT/rank" ]]; then
+      cp -r "$ROOT/rank" "$SETTLE_ROOT/rank.tmp" && mv "$SETTLE_ROOT/rank.tmp" "$SETTLE_ROOT/rank"
+    fi
     for setting in enc all; do
       [[ "$setting" == enc ]] && lambdas=$ENC_LAMBDAS || lambdas=$ALL_LAMBDAS
       train sweep runs "${settle[@]}" --settings "$setting" --lambdas "${lambdas// /,}"
@@ -135,6 +141,44 @@ case "${1:-}" in
         train sweep runs "${settle[@]}" --settings "$setting" --lambdas "${name#"$setting"-}" \
           --seeds "$seeds"
       done
+    done
+    # The from-scratch control, once phase 2 has trained it to SCRATCH_STEPS: continued to
+    # SCRATCH_STEPS + SETTLE_STEPS (the updates of base + pruning + settling) with the layout it
+    # was trained with, which must still be the settled point's.
+    for d in "$ROOT"/scratch-*; do
+      [[ -d "$d/run" ]] || continue
+      name=$(basename "$d")
+      spec=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["train_args"]["head_layout"])' "$d/run/run.json")
+      if [[ ! -d "$SETTLE_ROOT/$name/run" ]]; then
+        if [[ ! -e "$d/run/ckpt-$SCRATCH_STEPS.pt" ]]; then
+          echo "pruning-study: $name has not reached step $SCRATCH_STEPS yet (run phase2); not continued" >&2
+          continue
+        fi
+        mkdir -p "$SETTLE_ROOT/$name/run.tmp"
+        cp --link "$d/run/ckpt-$SCRATCH_STEPS.pt" "$SETTLE_ROOT/$name/run.tmp/"
+        cp "$d/run/run.json" "$d/run/history.json" "$d/run/train.log" "$SETTLE_ROOT/$name/run.tmp/"
+        mv "$SETTLE_ROOT/$name/run.tmp" "$SETTLE_ROOT/$name/run"
+      fi
+      point=${name#scratch-}
+      now=$(train sweep pick all --root "$SETTLE_ROOT" --field name 2>/dev/null || true)
+      if [[ ! -f "$SETTLE_ROOT/$point/eval.json" ]]; then
+        echo "pruning-study: $point is not settled yet; $name not continued" >&2
+        continue
+      fi
+      settled=$(/usr/bin/python3 -c 'import sys
+sys.path.insert(0, "trainer")
+from headwise_trainer.sweep.runs import point_layout_spec
+print(point_layout_spec(sys.argv[1], sys.argv[2]))' "$SETTLE_ROOT" "$point")
+      if [[ "$settled" != "$spec" ]]; then
+        echo "pruning-study: settled $point keeps other heads ($settled) than $name was trained" \
+             "with ($spec): its from-scratch control must be trained anew" >&2
+        continue
+      fi
+      if [[ -n "$now" && "$now" != "$point" ]]; then
+        echo "pruning-study: note: sweep pick all now names $now, not $point" >&2
+      fi
+      train sweep runs "${settle[@]}" --lambdas "" --scratch "$name=$spec" --base-run "$BASE_RUN" \
+        --scratch-steps "$((SCRATCH_STEPS + SETTLE_STEPS))"
     done
     ;;
   report)
