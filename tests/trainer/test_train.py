@@ -108,6 +108,32 @@ def test_resume_is_bit_identical(corpus, tmp_path):
     assert [s for s, _ in run_state.list_checkpoints(tmp_path / "a")] == [15, 30]
 
 
+def test_checkpoints_load_where_torch_load_defaults_to_weights_only(corpus, tmp_path,
+                                                                    monkeypatch):
+    """torch >= 2.6 (the GPU machines' torch) loads with weights_only=True unless told otherwise,
+    which refuses a checkpoint's RNG states and argument dicts: our loaders say False. Checked
+    here by making 1.13's torch.load default to True, as 2.6 does."""
+    run_training(train_args(corpus, tmp_path / "run", "--steps", "2", "--checkpoint-every", "2",
+                            "--threads", str(THREADS)), log=lambda *_: None)
+    ckpt = run_state.list_checkpoints(tmp_path / "run")[-1][1]
+    real_load = torch.load
+
+    def load_like_2_6(*a, **kw):
+        kw.setdefault("weights_only", True)
+        return real_load(*a, **kw)
+
+    monkeypatch.setattr(torch, "load", load_like_2_6)
+    with pytest.raises(Exception):
+        torch.load(ckpt, map_location="cpu")  # what a bare call would now do
+    assert run_state.load_checkpoint_file(ckpt)["step"] == 2
+    from headwise_trainer.sweep.point_eval import run_facts
+    assert run_facts(str(tmp_path / "run"))["steps"] == 2
+    run_training(train_args(corpus, tmp_path / "run", "--steps", "3", "--resume", "--threads",
+                            str(THREADS)), log=lambda *_: None)
+    assert run_state.load_checkpoint_file(run_state.list_checkpoints(tmp_path / "run")[-1][1])[
+        "step"] == 3
+
+
 def test_corrupt_resume_file_is_a_clear_error(corpus, tmp_path):
     run_training(train_args(corpus, tmp_path / "c", "--steps", "10", "--checkpoint-every", "5"),
                  log=lambda m: None)

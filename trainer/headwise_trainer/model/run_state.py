@@ -207,10 +207,18 @@ def link_best(run_dir: str, ckpt: str) -> str:
     return dst
 
 
+def torch_load(source: Any) -> Any:
+    """torch.load of one of our own checkpoints onto the CPU. weights_only=False is explicit:
+    torch 2.6 made True the default, which refuses the Python and NumPy RNG states and the
+    argument dicts a checkpoint holds, so a run written or resumed on a GPU machine's torch 2.x
+    would not load (torch 1.13, the first with the argument, defaults to False)."""
+    return torch.load(source, map_location="cpu", weights_only=False)
+
+
 def _load_bytes(path: str) -> Any:
     if os.path.isdir(path):
-        return torch.load(io.BytesIO(read_shards(path)), map_location="cpu")
-    return torch.load(path, map_location="cpu")
+        return torch_load(io.BytesIO(read_shards(path)))
+    return torch_load(path)
 
 
 def load_checkpoint_file(path: str) -> Dict[str, Any]:

@@ -55,7 +55,7 @@ def run_facts(run_dir: Optional[str]) -> Dict[str, object]:
         return {}
     if not ckpts:
         return {}
-    state = torch.load(ckpts[-1][1], map_location="cpu")
+    state = run_state.torch_load(ckpts[-1][1])
     a = state.get("prune_args") or state.get("train_args") or {}
     keys = ("lam", "types", "encoder_only", "lr", "gate_lr", "warmup", "max_tokens", "seed",
             "steps", "head_layout", "penalty", "init_log_alpha", "gate_lr_schedule", "gate_rule",
