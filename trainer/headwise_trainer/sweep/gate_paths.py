@@ -21,10 +21,10 @@ import os
 from typing import Dict, List, Optional
 
 from ..model import run_state
+from ..model.checkpoint import GATE_SUFFIX
 from ..model.gates import DEFAULT_SETTLE_MARGIN
 
 CLASSES = ("crossed", "held", "away", "toward")
-LOG_ALPHA = ".head_gate.log_alpha"
 
 
 def classify(before: float, after: float, hold: float) -> str:
@@ -37,8 +37,8 @@ def classify(before: float, after: float, hold: float) -> str:
 
 
 def _gates(state: dict) -> Dict[str, List[float]]:
-    return {k[: -len(LOG_ALPHA)]: [float(x) for x in v.tolist()]
-            for k, v in state["model"].items() if k.endswith(LOG_ALPHA)}
+    return {k[: -len(GATE_SUFFIX)]: [float(x) for x in v.tolist()]
+            for k, v in state["model"].items() if k.endswith(GATE_SUFFIX)}
 
 
 def point_paths(run_dir: str, hold: float) -> Optional[dict]:
