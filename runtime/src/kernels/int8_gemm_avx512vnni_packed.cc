@@ -85,7 +85,7 @@ HEADWISE_TARGET_AVX512VNNI void Tile(const Int8GemmArgs& a, const uint8_t* packe
                                      size_t begin, size_t end) {
   constexpr int NB = kBlocksPerTile;
   const size_t k = a.k, full = k / 4;
-  // Block blk0 + j's group g: 64 bytes at wb[j] + g * 256.
+  // Block blk0 + j's group g: 64 bytes at wb[j] + g * kVnniGroupBytes.
   const uint8_t* wb[NB];
 #pragma GCC unroll 4
   for (int j = 0; j < NB; ++j) {
