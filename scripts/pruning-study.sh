@@ -15,7 +15,8 @@
 #                                      # settle push, as points of SETTLE_ROOT, the rank records
 #                                      # copied, and the from-scratch control (once phase 2 has
 #                                      # finished it) continued by SETTLE_STEPS if its point kept
-#                                      # its heads; then ROOT=$SETTLE_ROOT ... report
+#                                      # its heads (the controls and headline points of
+#                                      # every seed first); then ROOT=$SETTLE_ROOT ... report
 #   scripts/pruning-study.sh report    # JSON + PNG + docs/pruning-results.md from the records
 #
 # On 2 cores run two parts at once, each on 1 thread (what the 2026-12-06 session did):
@@ -132,6 +133,16 @@ case "${1:-}" in
     if [[ -d "$ROOT/rank" && ! -d "$SETTLE_ROOT/rank" ]]; then
       cp -r "$ROOT/rank" "$SETTLE_ROOT/rank.tmp" && mv "$SETTLE_ROOT/rank.tmp" "$SETTLE_ROOT/rank"
     fi
+    # First the points the claims rest on (each setting's control and headline lambda, every
+    # seed that ROOT has), so that a stage stopped part-way has already settled them; then the
+    # rest of each curve (points with a result are skipped).
+    for setting in enc all; do
+      [[ "$setting" == enc ]] && headline=${HEADLINE_ENC:-} || headline=${HEADLINE_ALL:-}
+      [[ -n "$headline" ]] || headline=$(train sweep pick "$setting" --root "$ROOT" --field lambda)
+      seeds=$(cd "$SETTLE_ROOT" && ls -d "$setting"-*-seed* 2>/dev/null | sed 's/.*-seed//' | sort -u | paste -sd,)
+      train sweep runs "${settle[@]}" --settings "$setting" --lambdas "0,$headline" \
+        --seeds "1${seeds:+,$seeds}"
+    done
     for setting in enc all; do
       [[ "$setting" == enc ]] && lambdas=$ENC_LAMBDAS || lambdas=$ALL_LAMBDAS
       train sweep runs "${settle[@]}" --settings "$setting" --lambdas "${lambdas// /,}"
