@@ -230,6 +230,47 @@ def test_paired_bootstrap_against_a_hand_computation():
     assert got["samples"] == 3
 
 
+def test_paired_bootstrap_mean_averages_the_seeds_on_shared_resamples():
+    """The seed-averaged difference: with one pair it is paired_bootstrap's; with two, each
+    resample's difference is the mean of the pairs' differences on the same segments."""
+    from headwise_trainer.evaluation.metrics import (bleu_segment_stats, paired_bootstrap,
+                                                     paired_bootstrap_mean)
+    refs = ["a b c d", "a c", "x y z w"]
+    s1 = bleu_segment_stats(["a b c d", "a b", "x y z w"], refs)
+    c1 = bleu_segment_stats(["a b c e", "a c", "x y z"], refs)
+    s2 = bleu_segment_stats(["a b c d", "a c", "x y z"], refs)
+    c2 = bleu_segment_stats(["a b c d", "a c", "x y z w"], refs)
+    idx = [[0, 1, 2], [0, 0, 2], [2, 1, 1], [1, 1, 1]]
+    one = paired_bootstrap(s1, c1, indices=idx)
+    got1 = paired_bootstrap_mean([(s1, c1)], indices=idx)
+    for k in ("delta", "delta_mean", "delta_low", "delta_high", "p_value"):
+        assert got1[k] == pytest.approx(one[k])
+    two = paired_bootstrap(s2, c2, indices=idx)
+    got = paired_bootstrap_mean([(s1, c1), (s2, c2)], indices=idx)
+    assert got["pairs"] == 2 and got["deltas"] == pytest.approx([one["delta"], two["delta"]])
+    assert got["delta"] == pytest.approx((one["delta"] + two["delta"]) / 2)
+    assert got["delta_mean"] == pytest.approx((one["delta_mean"] + two["delta_mean"]) / 2)
+    # The same resamples in both pairs: the per-resample differences add before sorting, so
+    # the interval is not the mean of the two intervals unless they move together.
+    per = [0.5 * (a + b) for a, b in zip(_resample_diffs(s1, c1, idx), _resample_diffs(s2, c2, idx))]
+    assert got["delta_low"] == pytest.approx(min(per))
+    assert got["delta_high"] == pytest.approx(max(per))
+    with pytest.raises(ValueError, match="same segments"):
+        paired_bootstrap_mean([(s1, c1), (s1[:2], c1[:2])])
+    with pytest.raises(ValueError, match="no pair"):
+        paired_bootstrap_mean([])
+
+
+def _resample_diffs(s, c, idx):
+    from headwise_trainer.evaluation.metrics import bleu_of_stats
+    out = []
+    for row in idx:
+        a = [sum(s[i][j] for i in row) for j in range(len(s[0]))]
+        b = [sum(c[i][j] for i in row) for j in range(len(c[0]))]
+        out.append(bleu_of_stats(a) - bleu_of_stats(b))
+    return out
+
+
 def test_bootstrap_indices_are_sacrebleus_draw():
     import numpy as np
     from headwise_trainer.evaluation.metrics import bootstrap_indices

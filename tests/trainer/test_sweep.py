@@ -242,6 +242,43 @@ def test_verdicts_from_records_with_bootstrap_intervals():
     assert sinks[2] == "not measurable"
 
 
+def test_claims_rest_on_the_mean_of_the_seeds_when_they_have_run():
+    # 4 sentences; the control perfect; seed 1's point one word off in one sentence (within
+    # 0.5 BLEU? no: far off on 4 sentences), seeds 2 and 3 perfect: the mean over the seeds
+    # is a third of seed 1's difference, and every seed's difference is listed.
+    perfect = [[4, 4, 4, 3, 2, 1, 4, 3, 2, 1]] * 4
+    worse = [[4, 4, 3, 2, 1, 0, 4, 3, 2, 1]] + perfect[1:]
+    seg = lambda s: {"greedy": s}  # noqa: E731
+    pts = [point("enc-0", "enc", 0, 48, 24, 24, 100.0, segment_stats=seg(perfect)),
+           point("enc-0.01", "enc", 0.01, 10, 24, 24, 90.0, segment_stats=seg(worse))]
+    single = {r[0].split(":")[0]: r for r in verdict_rows(pts, Comparisons(), "greedy", None)}
+    d1 = Comparisons().diff(pts[1], pts[0], "greedy")["delta"]
+    assert "enc-0.01: 10/48 encoder heads" in single["Encoder self-attention"][3]
+    for s in (2, 3):
+        pts.append(point(f"enc-0-seed{s}", "enc", 0, 48, 24, 24, 100.0, seed=s,
+                         segment_stats=seg(perfect)))
+        pts.append(point(f"enc-0.01-seed{s}", "enc", 0.01, 9, 24, 24, 100.0, seed=s,
+                         segment_stats=seg(perfect), gates={"unsettled": 1}))
+    row = {r[0].split(":")[0]: r for r in verdict_rows(pts, Comparisons(), "greedy", None)}
+    enc = row["Encoder self-attention"]
+    assert "enc-0.01 over seeds 1, 2, 3: 10, 9, 9 of 48 encoder heads" in enc[3]
+    assert f"per seed {d1:+.2f}, +0.00, +0.00" in enc[3] and "2 gate(s) not settled" in enc[3]
+    mean = d1 / 3
+    assert f"{mean:+.2f} [" in enc[3] and enc[2] == ("met" if mean >= -0.5 else "not met")
+    # A seed whose point keeps more heads than the claim allows makes it "not met".
+    pts[-1]["heads_kept"]["encoder_self"] = [11]
+    enc = {r[0].split(":")[0]: r for r in
+           verdict_rows(pts, Comparisons(), "greedy", None)}["Encoder self-attention"]
+    assert enc[2] == "not met" and "enc-0.01-seed3 keep more heads" in enc[3]
+    # A seed without a control of its own seed is left out of the mean (not compared with
+    # seed 1's control).
+    pts = [p for p in pts if p["name"] != "enc-0-seed3"]
+    pts[-1]["heads_kept"]["encoder_self"] = [9]
+    enc = {r[0].split(":")[0]: r for r in
+           verdict_rows(pts, Comparisons(), "greedy", None)}["Encoder self-attention"]
+    assert "over seeds 1, 2:" in enc[3]
+
+
 def test_pick_rules_choose_from_the_records(tmp_path, capsys):
     pts = [point("enc-0", "enc", 0, 48, 24, 24, 25.0),
            point("enc-0.005", "enc", 0.005, 10, 24, 24, 24.7),

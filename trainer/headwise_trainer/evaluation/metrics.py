@@ -290,6 +290,19 @@ def estimate_ci(scores) -> Tuple[float, float, float, float]:
     return float(s.mean()), 0.5 * (upper - lower), lower, upper
 
 
+def _resampled_bleu(stats, idx):
+    """BLEU of each resample (rows of idx) of one system's segment statistics."""
+    import numpy as np
+    st = np.asarray(stats, dtype=np.float32)
+    return np.array([bleu_of_stats(x.sum(0)) for x in st[idx]])
+
+
+def _check_pair(system_stats, control_stats) -> None:
+    if len(system_stats) != len(control_stats) or not len(system_stats):
+        raise ValueError(f"paired bootstrap: expected the same non-zero number of segments, "
+                         f"found {len(system_stats)} and {len(control_stats)}")
+
+
 def paired_bootstrap(system_stats: Sequence[Sequence[int]],
                      control_stats: Sequence[Sequence[int]], indices=None) -> dict:
     """BLEU of a system against a control on the same segments, with sacreBLEU's paired
@@ -297,23 +310,62 @@ def paired_bootstrap(system_stats: Sequence[Sequence[int]],
     of the difference), "system_mean", "system_ci", "control_mean", "control_ci", "p_value",
     "samples", "seed"}. ``indices`` (default bootstrap_indices) are the resamples."""
     import numpy as np
-    if len(system_stats) != len(control_stats) or not len(system_stats):
-        raise ValueError(f"paired bootstrap: expected the same non-zero number of segments, "
-                         f"found {len(system_stats)} and {len(control_stats)}")
+    _check_pair(system_stats, control_stats)
     idx = bootstrap_indices(len(system_stats)) if indices is None else np.asarray(indices)
-    sys_np = np.asarray(system_stats, dtype=np.float32)
-    ctl_np = np.asarray(control_stats, dtype=np.float32)
-    sys_scores = np.array([bleu_of_stats(x.sum(0)) for x in sys_np[idx]])
-    ctl_scores = np.array([bleu_of_stats(x.sum(0)) for x in ctl_np[idx]])
-    observed = bleu_of_stats(sys_np.sum(0)) - bleu_of_stats(ctl_np.sum(0))
+    sys_scores = _resampled_bleu(system_stats, idx)
+    ctl_scores = _resampled_bleu(control_stats, idx)
+    observed = (bleu_of_stats(np.asarray(system_stats, dtype=np.float32).sum(0))
+                - bleu_of_stats(np.asarray(control_stats, dtype=np.float32).sum(0)))
     d_mean, d_ci, d_low, d_high = estimate_ci(sys_scores - ctl_scores)
     s_mean, s_ci, _, _ = estimate_ci(sys_scores)
     c_mean, c_ci, _, _ = estimate_ci(ctl_scores)
-    abs_diff = np.abs(sys_scores - ctl_scores)
-    centred = abs_diff - abs_diff.mean()
-    p = (int(np.sum(centred > abs(observed))) + 1) / (len(centred) + 1)
     return {"delta": observed, "delta_mean": d_mean, "delta_ci": d_ci, "delta_low": d_low,
             "delta_high": d_high, "system_mean": s_mean, "system_ci": s_ci,
-            "control_mean": c_mean, "control_ci": c_ci, "p_value": p,
+            "control_mean": c_mean, "control_ci": c_ci,
+            "p_value": _bootstrap_p(sys_scores - ctl_scores, observed),
             "samples": int(idx.shape[0]),
             "seed": BOOTSTRAP_SEED if indices is None else None}
+
+
+def paired_bootstrap_mean(pairs: Sequence[Tuple[Sequence[Sequence[int]],
+                                                Sequence[Sequence[int]]]],
+                          indices=None) -> dict:
+    """The mean over several (system, control) pairs of their BLEU difference, all on the same
+    segments (for example one pruned point and its control trained with each of 3 seeds), with
+    the paired bootstrap drawn once for all pairs: resample i scores every system and control
+    on the same segments, and its difference is the mean over the pairs. So the interval is
+    that of the seed-averaged difference under test-set resampling; the seeds' own spread is
+    in "deltas" (each pair's observed difference). Keys: those of paired_bootstrap for the
+    difference ("delta" is the mean of "deltas"), plus "deltas" and "pairs"."""
+    import numpy as np
+    if not pairs:
+        raise ValueError("paired bootstrap over pairs: no pair given")
+    n = len(pairs[0][0])
+    for s, c in pairs:
+        _check_pair(s, c)
+        if len(s) != n:
+            raise ValueError(f"paired bootstrap over pairs: every pair must score the same "
+                             f"segments, found {n} and {len(s)}")
+    idx = bootstrap_indices(n) if indices is None else np.asarray(indices)
+    diffs = np.zeros(idx.shape[0])
+    deltas = []
+    for s, c in pairs:
+        diffs += _resampled_bleu(s, idx) - _resampled_bleu(c, idx)
+        deltas.append(bleu_of_stats(np.asarray(s, dtype=np.float32).sum(0))
+                      - bleu_of_stats(np.asarray(c, dtype=np.float32).sum(0)))
+    diffs /= len(pairs)
+    observed = float(np.mean(deltas))
+    d_mean, d_ci, d_low, d_high = estimate_ci(diffs)
+    return {"delta": observed, "delta_mean": d_mean, "delta_ci": d_ci, "delta_low": d_low,
+            "delta_high": d_high, "deltas": deltas, "pairs": len(pairs),
+            "p_value": _bootstrap_p(diffs, observed), "samples": int(idx.shape[0]),
+            "seed": BOOTSTRAP_SEED if indices is None else None}
+
+
+def _bootstrap_p(diffs, observed: float) -> float:
+    """sacreBLEU's p-value: (c + 1) / (N + 1), c the resamples whose centred |difference|
+    exceeds the observed |difference|."""
+    import numpy as np
+    abs_diff = np.abs(diffs)
+    centred = abs_diff - abs_diff.mean()
+    return (int(np.sum(centred > abs(observed))) + 1) / (len(centred) + 1)

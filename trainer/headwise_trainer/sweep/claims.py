@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .points import (Comparisons, bleu, control_of, fmt_diff, is_pruned_l0, kept, seed,
-                     source_heads, steps)
+                     seed_pairs, source_heads, steps)
 
 PAPER_ENC = [("WMT", 48, 29.6), ("WMT", 10, 29.45), ("OpenSubtitles", 48, 32.4),
              ("OpenSubtitles", 4, 32.15)]
@@ -33,15 +33,15 @@ def _fmt_heads(r: dict) -> str:
     return "/".join(map(str, kept(r)))
 
 
-def _unsettled(r: dict) -> str:
-    n = (r.get("gates") or {}).get("unsettled")
+def _unsettled(rs: Sequence[dict]) -> str:
+    n = sum((r.get("gates") or {}).get("unsettled") or 0 for r in rs)
     return "" if not n else f"; {n} gate(s) not settled"
 
 
 def best_within(points, cmp: Comparisons, pick: Callable[[dict], bool], search: str):
     """The seed-1 L0 point satisfying ``pick`` with the highest BLEU, its control and
-    difference. Seed 1 only: the other seeds repeat chosen points (the report's seeds table
-    shows their spread), and taking the best of several seeds would cite the luckiest."""
+    difference. Seed 1 chooses: the other seeds repeat the chosen point (claim_point averages
+    over them), and choosing by the best of several seeds would cite the luckiest."""
     cands = [r for r in points if is_pruned_l0(r) and seed(r) == 1 and pick(r)
              and bleu(r, search) is not None]
     best = max(cands, key=lambda r: (bleu(r, search), -sum(kept(r))), default=None)
@@ -49,6 +49,43 @@ def best_within(points, cmp: Comparisons, pick: Callable[[dict], bool], search: 
         return None, None, None
     c = control_of(points, best)
     return best, c, cmp.diff(best, c, search)
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def claim_point(points, cmp: Comparisons, pick: Callable[[dict], bool], search: str,
+                margin: float, heads: Callable[[Sequence[dict]], str]) -> Tuple[str, str]:
+    """The verdict of a "so few heads cost at most `margin` BLEU" claim. The point is chosen on
+    seed 1 (best_within); when it and its control were also run with other seeds, the verdict
+    rests on all of them: the mean over the seeds of each seed's difference from its own
+    seed's control (one paired bootstrap for all, metrics.paired_bootstrap_mean), and every
+    seed's point must keep few enough heads. ``heads`` describes the points' heads."""
+    best, c, d = best_within(points, cmp, pick, search)
+    if best is None or c is None:
+        return NOT_MEASURABLE, ""
+    if d is None:
+        return NOT_MEASURABLE, f"{best['name']} against {c['name']}: no scores"
+    pairs = seed_pairs(points, best)
+    ds = cmp.diff_seeds(pairs, search) if pairs else None
+    if ds is None:
+        verdict = MET if d["delta"] >= -margin else NOT_MET
+        return verdict, (f"{best['name']}: {heads([best])}, BLEU {bleu(best, search):.2f}, "
+                         f"{fmt_diff(d)} against {c['name']} ({bleu(c, search):.2f})"
+                         f"{_unsettled([best])}")
+    pts, ctls = [p for p, _ in pairs], [q for _, q in pairs]
+    over = [p["name"] for p in pts if not pick(p)]
+    verdict = MET if ds["delta"] >= -margin and not over else NOT_MET
+    seeds = ", ".join(str(seed(p)) for p in pts)
+    per_seed = ", ".join(f"{x:+.2f}" for x in ds["deltas"])
+    text = (f"{best['name']} over seeds {seeds}: {heads(pts)}, BLEU "
+            f"{_mean([bleu(p, search) for p in pts]):.2f} (mean), {fmt_diff(ds)} against "
+            f"{c['name']} over the same seeds ({_mean([bleu(q, search) for q in ctls]):.2f}); "
+            f"per seed {per_seed}")
+    if over:
+        text += f"; {', '.join(over)} keep more heads than the claim allows"
+    return verdict, text + _unsettled(pts)
 
 
 def is_encoder_candidate(r: dict) -> bool:
@@ -61,26 +98,28 @@ def is_quarter_candidate(r: dict) -> bool:
     return r["setting"] == "all" and sum(kept(r)) <= ALL_SHARE * sum(source_heads(r))
 
 
+def _enc_heads(rs: Sequence[dict]) -> str:
+    n = source_heads(rs[0])[0]
+    if len(rs) == 1:
+        return f"{kept(rs[0])[0]}/{n} encoder heads"
+    return ", ".join(str(kept(r)[0]) for r in rs) + f" of {n} encoder heads"
+
+
+def _all_heads(rs: Sequence[dict]) -> str:
+    return (", ".join(_fmt_heads(r) for r in rs) + " of "
+            + "/".join(map(str, source_heads(rs[0]))) + " heads")
+
+
 def claim_encoder(points, cmp, search) -> Tuple[str, str]:
-    best, c, d = best_within(points, cmp, is_encoder_candidate, search)
-    if best is None or d is None:
-        return NOT_MEASURABLE, ("no encoder-only L0 point with <= 10 encoder heads and a "
-                                "control" if best is None or c is None else "no scores")
-    verdict = MET if d["delta"] >= -ENC_MARGIN else NOT_MET
-    return verdict, (f"{best['name']}: {kept(best)[0]}/{source_heads(best)[0]} encoder heads, "
-                     f"BLEU {bleu(best, search):.2f}, {fmt_diff(d)} against {c['name']} "
-                     f"({bleu(c, search):.2f}){_unsettled(best)}")
+    verdict, text = claim_point(points, cmp, is_encoder_candidate, search, ENC_MARGIN,
+                                _enc_heads)
+    return verdict, text or ("no encoder-only L0 point with <= 10 encoder heads and a control")
 
 
 def claim_quarter(points, cmp, search) -> Tuple[str, str]:
-    best, c, d = best_within(points, cmp, is_quarter_candidate, search)
-    if best is None or d is None:
-        return NOT_MEASURABLE, "no all-types L0 point with <= a quarter of the heads and a control"
-    verdict = MET if d["delta"] >= -ALL_MARGIN else NOT_MET
-    return verdict, (f"{best['name']}: {_fmt_heads(best)} of "
-                     f"{'/'.join(map(str, source_heads(best)))} heads, BLEU "
-                     f"{bleu(best, search):.2f}, {fmt_diff(d)} against {c['name']} "
-                     f"({bleu(c, search):.2f}){_unsettled(best)}")
+    verdict, text = claim_point(points, cmp, is_quarter_candidate, search, ALL_MARGIN,
+                                _all_heads)
+    return verdict, text or "no all-types L0 point with <= a quarter of the heads and a control"
 
 
 def claim_scratch(points, cmp, search) -> Tuple[str, str]:

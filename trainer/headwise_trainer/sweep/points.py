@@ -8,13 +8,17 @@ setting, fine-tuning steps and seed (seed 1's when that seed has none; for an en
 point the all-types control when no encoder-only one exists); a rank point with the record
 named BASE (the unpruned model, `sweep runs --reference base=MODEL`); a from-scratch point with
 the L0 point whose layout it trains.
+
+Seeds: a point run with several seeds (names ending -seedN) is also compared as a whole: the
+mean over its seeds of each seed's difference from the control of the same seed
+(Comparisons.diff_seeds, metrics.paired_bootstrap_mean).
 """
 from __future__ import annotations
 
 import statistics
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ..evaluation.metrics import paired_bootstrap
+from ..evaluation.metrics import paired_bootstrap, paired_bootstrap_mean
 
 BASE = "base"
 SEARCH_LABEL = {"greedy": "greedy", "beam4": "beam 4"}
@@ -98,6 +102,40 @@ class Comparisons:
             else:
                 self._cache[key] = None
         return self._cache[key]
+
+
+    def diff_seeds(self, pairs: Sequence[Tuple[dict, dict]], search: str) -> Optional[dict]:
+        """The mean difference of the (point, control) pairs (seed_pairs), with one paired
+        bootstrap for all of them when every record has segment statistics, else the mean of
+        the score differences without an interval; None when a score is missing."""
+        if not pairs:
+            return None
+        key = (tuple(p["name"] for p, _ in pairs), tuple(c["name"] for _, c in pairs), search)
+        if key not in self._cache:
+            stats = [((p.get("segment_stats") or {}).get(search),
+                      (c.get("segment_stats") or {}).get(search)) for p, c in pairs]
+            if all(a and b and len(a) == len(b) == len(stats[0][0]) for a, b in stats):
+                self._cache[key] = paired_bootstrap_mean(stats)
+            elif all(bleu(p, search) is not None and bleu(c, search) is not None
+                     for p, c in pairs):
+                deltas = [bleu(p, search) - bleu(c, search) for p, c in pairs]
+                self._cache[key] = {"delta": statistics.mean(deltas), "deltas": deltas,
+                                    "pairs": len(pairs)}
+            else:
+                self._cache[key] = None
+        return self._cache[key]
+
+
+def seed_pairs(points: Sequence[dict], r: dict) -> List[Tuple[dict, dict]]:
+    """(seed's point, control of the same seed) for every seed of ``r``'s point that has a
+    control of its own seed, in seed order. Empty when fewer than two seeds have one: a
+    single seed is what Comparisons.diff compares already."""
+    pairs = []
+    for p in sorted(same_point_other_seeds(points, r), key=seed):
+        c = control_of(points, p)
+        if c is not None and seed(c) == seed(p):
+            pairs.append((p, c))
+    return pairs if len(pairs) > 1 else []
 
 
 def fmt_diff(d: Optional[dict]) -> str:

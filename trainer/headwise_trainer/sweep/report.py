@@ -19,8 +19,9 @@ from .pick import pick_rows
 from .records import load_points
 from .point_eval import run_facts, write_json
 from .plot import plot
-from .points import (BASE, SEARCH_LABEL, Comparisons, bleu, control_of, fmt_diff, kept,
-                           same_point_other_seeds, searches, seed, seed_spread, steps)
+from .points import (BASE, SEARCH_LABEL, Comparisons, bleu, control_of, fmt_diff,
+                     is_pruned_l0, kept, same_point_other_seeds, searches, seed, seed_pairs,
+                     seed_spread, steps)
 
 STUDY_SCRIPT = "scripts/pruning-study.sh"
 SETTING_TEXT = {"enc": "encoder (--encoder-only)", "all": "all three"}
@@ -72,8 +73,10 @@ def l0_table(points, cmp: Comparisons, srch: Sequence[str]) -> List[str]:
     return rows
 
 
-def seeds_table(points, srch: Sequence[str]) -> List[str]:
-    """Points run with more than one seed: mean and standard deviation of BLEU."""
+def seeds_table(points, cmp: Comparisons, srch: Sequence[str]) -> List[str]:
+    """Points run with more than one seed: mean and standard deviation of BLEU, and for a
+    pruned point the mean over its seeds of each seed's difference from its own seed's control
+    (Comparisons.diff_seeds: one paired bootstrap over all the seeds)."""
     groups, seen = [], set()
     for r in points:
         if r["kind"] != "l0":
@@ -85,13 +88,21 @@ def seeds_table(points, srch: Sequence[str]) -> List[str]:
             groups.append(group)
     if not groups:
         return ["No point was run with more than one seed."]
-    rows = ["| points | " + " | ".join(f"BLEU {SEARCH_LABEL[s]}" for s in srch) + " |",
-            "|---|" + "---|" * len(srch)]
+    head = ["points"]
+    for s in srch:
+        head += [f"BLEU {SEARCH_LABEL[s]}",
+                 f"vs control, {SEARCH_LABEL[s]}, mean of seeds [95% CI] (per seed)"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for g in groups:
         cells = [", ".join(sorted(p["name"] for p in g))]
+        pairs = seed_pairs(points, g[0]) if is_pruned_l0(g[0]) else []
         for s in srch:
             vals = [bleu(p, s) for p in g if bleu(p, s) is not None]
             cells.append(seed_spread(vals) if vals else "-")
+            d = cmp.diff_seeds(pairs, s) if pairs else None
+            cells.append("-" if d is None else
+                         f"{fmt_diff(d)} ({', '.join(f'{x:+.2f}' for x in d['deltas'])}; "
+                         f"controls {', '.join(q['name'] for _, q in pairs)})")
         rows.append("| " + " | ".join(cells) + " |")
     return rows
 
@@ -155,7 +166,11 @@ def setup_lines(points) -> List[str]:
                  f"({any_rec.get('train_pairs')} training pairs); searches: "
                  f"{', '.join(SEARCH_LABEL[s] for s in searches(points))}. Intervals: paired "
                  "bootstrap, 1,000 resamples (sacreBLEU's), 95%, of each point minus its "
-                 "control.")
+                 "control; for a point run with several seeds, of the mean over the seeds of "
+                 "each seed minus its own seed's control (the same resamples for every seed, "
+                 "so the interval is the test set's uncertainty of that mean; the seeds' "
+                 "spread is in the per-seed differences). A claim's point is chosen on seed 1 "
+                 "and judged on the mean of its seeds when they have run.")
     starts = sorted({str((r.get("run") or {}).get("start")) for r in points
                      if r["kind"] == "l0" and (r.get("run") or {}).get("start")})
     if starts:
@@ -220,7 +235,7 @@ def markdown(points: List[dict], pending: Dict[str, dict], png_rel: str, json_re
     if BASE not in by:
         lines.append(f"| {BASE} | missing | |")
     lines += ["", "## L0 pruning (gates fine-tuned with the penalty)", "",
-              *l0_table(points, cmp, srch), "", "## Seeds", "", *seeds_table(points, srch), "",
+              *l0_table(points, cmp, srch), "", "## Seeds", "", *seeds_table(points, cmp, srch), "",
               "## Rank pruning without fine-tuning", "", *rank_table(points, cmp, srch), "",
               "## Pruned versus the same layout trained from scratch", "",
               *scratch_table(points, cmp, srch), "",
