@@ -25,6 +25,18 @@
 # the step each reached, and a second call resumes them); DEVICE (cuda; cpu for a trial here
 # with a few STEPS and EVAL_LIMIT sentences); EVAL_LIMIT (0: the whole test split). Tried here on
 # the CPU (2026-12-06): DEVICE=cpu STEPS=4 EVAL_LIMIT=20 SHAPES="64:1 64:2" PY=/usr/bin/python3.
+# RUNS (default work/device/runs) holds the runs, OUT (default work/device/out) the JSON and log,
+# DATA (default work/device/corpus, unpacked from the prepared archive) the corpus;
+# THREADS (default 4) the threads of each training and scoring process; TRAIN_SECONDS=0 trains
+# without a time bound.
+#
+# Without a GPU, in the background on the 2-core machine (each shape on its own core; about 3 h
+# for 256:6 and 4-5 h for 384:3; a rerun resumes each from its newest checkpoint). 5,250 steps of
+# the same recipe are what de-base-v5 ran, whose mean of steps 4,500-5,250 scored 40.46 BLEU
+# greedy on the test split (models/en-de/training/README.md), so v5 is the 256:3 reference:
+#   DEVICE=cpu PY=/usr/bin/python3 THREADS=1 TRAIN_SECONDS=0 STEPS=5250 SHAPES="256:6 384:3" \
+#     DATA=~/.cache/headwise/corpus/de RUNS=~/.cache/headwise/shapes OUT=~/.cache/headwise/shapes/out \
+#     nohup nice -n 10 scripts/device-shapes.sh run > ~/.cache/headwise/logs/shapes.log 2>&1 &
 # Recipe: de-base-v5's (models/en-de/training/de-base-v5/command.sh: inverse-sqrt schedule,
 # peak 1e-3 after 1,000 warm-up steps, batches of 4,096 ids, dropout 0.1, label smoothing 0.1,
 # bf16), one run per shape, checkpoints every 250 steps, the mean of the newest 4 scored (the
@@ -37,6 +49,7 @@ DEV=work/device
 SHAPES=${SHAPES:-256:3 256:6 384:3}
 STEPS=${STEPS:-6450}
 TRAIN_SECONDS=${TRAIN_SECONDS:-420}
+THREADS=${THREADS:-4}
 DEVICE=${DEVICE:-cuda}
 EVAL_LIMIT=${EVAL_LIMIT:-0}
 VOCAB=models/en-de/base-checkpoint
@@ -56,40 +69,43 @@ case "${1:-}" in
     ;;
   run)
     OUT=${OUT:-$DEV/out}
-    mkdir -p "$OUT" "$DEV/corpus"
+    RUNS=${RUNS:-$DEV/runs}
+    DATA=${DATA:-$DEV/corpus}
+    mkdir -p "$OUT" "$DATA"
     log="$OUT/shapes.log"
     : > "$log"
-    [[ -f "$DEV/corpus/manifest.json" ]] || tar -C "$DEV/corpus" -xJf "$DEV/corpus-de.tar.xz"
-    [[ -f "$DEV/corpus/manifest.json" ]] || { echo "device-shapes: no corpus (run prepare, carry $DEV)" | tee -a "$log" >&2; exit 2; }
+    [[ -f "$DATA/manifest.json" ]] || tar -C "$DATA" -xJf "$DEV/corpus-de.tar.xz"
+    [[ -f "$DATA/manifest.json" ]] || { echo "device-shapes: no corpus (run prepare, carry $DEV)" | tee -a "$log" >&2; exit 2; }
     $PY -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available(),
       torch.cuda.get_device_name(0) if torch.cuda.is_available() else "-")' | tee -a "$log"
     pids=()
     for shape in $SHAPES; do
-      d=${shape%%:*}; l=${shape##*:}; run="$DEV/runs/d$d-dec$l"
+      d=${shape%%:*}; l=${shape##*:}; run="$RUNS/d$d-dec$l"
       mkdir -p "$run"
       resume=(); [[ -n "$(ls "$run"/ckpt-*.pt 2>/dev/null)" ]] && resume=(--resume)
-      timeout --signal=INT "$TRAIN_SECONDS" $PY trainer/headwise-train train --data "$DEV/corpus" \
+      bound=(); [[ "$TRAIN_SECONDS" != 0 ]] && bound=(timeout --signal=INT "$TRAIN_SECONDS")
+      "${bound[@]}" $PY trainer/headwise-train train --data "$DATA" \
         --vocab "$VOCAB" --out "$run" --device "$DEVICE" --precision bf16 \
         --d-model "$d" --encoder-layers 6 --decoder-layers "$l" --heads 8 --ffn $((4 * d)) \
         --activation swish --dropout 0.1 --max-tokens 4096 --update-freq 1 --lr 1e-3 \
         --warmup 1000 --lr-schedule inverse-sqrt --steps "$STEPS" --eval-every 1000 \
-        --dev-bleu-sentences 800 --checkpoint-every 250 --keep 4 --threads 4 --seed 1 \
+        --dev-bleu-sentences 800 --checkpoint-every 250 --keep 4 --threads "$THREADS" --seed 1 \
         --log-every 250 "${resume[@]}" > "$run.log" 2>&1 &
       pids+=($!)
     done
     for p in "${pids[@]}"; do wait "$p" || true; done
     for shape in $SHAPES; do
-      d=${shape%%:*}; l=${shape##*:}; run="$DEV/runs/d$d-dec$l"
+      d=${shape%%:*}; l=${shape##*:}; run="$RUNS/d$d-dec$l"
       { echo "== d$d-dec$l"; cat "$run.log"; } >> "$log"
       [[ -n "$(ls "$run"/ckpt-*.pt 2>/dev/null)" ]] || continue
       n=$(ls -d "$run"/ckpt-*.pt | wc -l); avg=$((n < 4 ? n : 4))
       $PY trainer/headwise-train export --run "$run" --average "$avg" --out "$run.avg" \
         --dtype f16 --overwrite >> "$log" 2>&1
-      $PY trainer/headwise-train evaluate --model "$run.avg" --data "$DEV/corpus" --split test \
-        --threads 4 --limit "$EVAL_LIMIT" --json "$run.test.json" >> "$log" 2>&1 &
+      $PY trainer/headwise-train evaluate --model "$run.avg" --data "$DATA" --split test \
+        --threads "$THREADS" --limit "$EVAL_LIMIT" --json "$run.test.json" >> "$log" 2>&1 &
     done
     wait
-    $PY - "$DEV/runs" "$OUT/shapes.json" "$STEPS" "$TRAIN_SECONDS" "$SHAPES" <<'EOF'
+    $PY - "$RUNS" "$OUT/shapes.json" "$STEPS" "$TRAIN_SECONDS" "$SHAPES" <<'EOF'
 import glob, json, os, sys
 runs, out, steps, seconds, shapes = sys.argv[1:]
 doc = {"steps_asked": int(steps), "train_seconds_bound": int(seconds), "shapes": {}}
