@@ -132,6 +132,13 @@ def test_checkpoints_load_where_torch_load_defaults_to_weights_only(corpus, tmp_
                             str(THREADS)), log=lambda *_: None)
     assert run_state.load_checkpoint_file(run_state.list_checkpoints(tmp_path / "run")[-1][1])[
         "step"] == 3
+    # Checkpoints written in shards (a directory per checkpoint) read the same way.
+    run_training(train_args(corpus, tmp_path / "run", "--steps", "4", "--resume", "--threads",
+                            str(THREADS), "--shard-mib", "1"), log=lambda *_: None)
+    sharded = run_state.list_checkpoints(tmp_path / "run")[-1][1]
+    assert run_state.is_shard_dir(sharded)
+    assert run_facts(str(tmp_path / "run"))["steps"] == 4
+    assert run_facts(sharded)["steps"] == 4
 
 
 def test_corrupt_resume_file_is_a_clear_error(corpus, tmp_path):

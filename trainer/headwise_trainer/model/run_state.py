@@ -215,7 +215,9 @@ def torch_load(source: Any) -> Any:
     return torch.load(source, map_location="cpu", weights_only=False)
 
 
-def _load_bytes(path: str) -> Any:
+def read_checkpoint(path: str) -> Any:
+    """torch_load of a checkpoint file or shard directory, without load_checkpoint_file's
+    checks (for readers of a few entries: steps, arguments, history)."""
     if os.path.isdir(path):
         return torch_load(io.BytesIO(read_shards(path)))
     return torch_load(path)
@@ -228,7 +230,7 @@ def load_checkpoint_file(path: str) -> Dict[str, Any]:
     if not os.path.exists(path):
         raise ResumeError(f"{path}: resume checkpoint not found")
     try:
-        state = _load_bytes(path)
+        state = read_checkpoint(path)
     except ResumeError:
         raise
     except Exception as e:  # torch raises RuntimeError, EOFError, UnpicklingError, ...

@@ -47,15 +47,16 @@ def machine() -> Dict[str, object]:
 def run_facts(run_dir: Optional[str]) -> Dict[str, object]:
     """Steps, training seconds and settings of the newest checkpoint of a training or pruning
     run, or of one ckpt-*.pt (empty when there is none)."""
-    if run_dir and os.path.isfile(run_dir) and run_dir.endswith(".pt"):  # one checkpoint
-        ckpts = [(0, run_dir)]
+    if run_dir and run_dir.endswith(".pt") and (os.path.isfile(run_dir)
+                                                 or run_state.is_shard_dir(run_dir)):
+        ckpts = [(0, run_dir)]  # one checkpoint (a file, or a directory of shards)
     elif run_dir and os.path.isdir(run_dir):
         ckpts = run_state.list_checkpoints(run_dir)
     else:
         return {}
     if not ckpts:
         return {}
-    state = run_state.torch_load(ckpts[-1][1])
+    state = run_state.read_checkpoint(ckpts[-1][1])
     a = state.get("prune_args") or state.get("train_args") or {}
     keys = ("lam", "types", "encoder_only", "lr", "gate_lr", "warmup", "max_tokens", "seed",
             "steps", "head_layout", "penalty", "init_log_alpha", "gate_lr_schedule", "gate_rule",
