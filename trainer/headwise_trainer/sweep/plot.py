@@ -1,6 +1,7 @@
 """The pruning-curve figure: test BLEU against heads kept, encoder-only (left) and all three
-types (right), one row per search; L0 points per fine-tuning budget, rank-pruning curves per
-score, the random orders as a band, the lambda-0 controls and the base as lines."""
+types (right), one row per search; L0 points per fine-tuning budget (seed 1 as the curve, other
+seeds as hollow markers), rank-pruning curves per score, the random orders as a band, the
+lambda-0 controls and the base as lines."""
 from __future__ import annotations
 
 from typing import List, Optional, Sequence
@@ -48,6 +49,14 @@ def plot(points: List[dict], png: str, title: str, base: Optional[dict],
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=f"C{3 * i}",
                             label=f"L0 gates, {b} fine-tuning steps")
+                # The other seeds of a point (and of the control) as hollow markers at their own
+                # head counts, so the figure shows the seeds' spread beside seed 1's curve.
+                more = [(heads(r, setting), bleu(r, search)) for r in points
+                        if r["kind"] == "l0" and r.get("setting") == setting and steps(r) == b
+                        and seed(r) != 1 and bleu(r, search) is not None]
+                if more:
+                    ax.plot([p[0] for p in more], [p[1] for p in more], "o", mfc="none",
+                            color=f"C{3 * i}", ms=6, label=f"other seeds, {b} steps")
                     for x, y, lam in pts:
                         if lam:
                             ax.annotate(f"{lam:g}", (x, y), textcoords="offset points",
