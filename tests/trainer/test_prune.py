@@ -254,7 +254,7 @@ def test_checkpoint_config_disagreeing_with_tensors_is_a_clear_error(corpus, tmp
     run_prune(prune_args(corpus, tmp_path / "run", "--steps", "2", "--checkpoint-every", "2"),
               log=quiet)
     path = run_state.list_checkpoints(str(tmp_path / "run"))[-1][1]
-    state = torch.load(path)
+    state = run_state.torch_load(path)
     state["config"]["encoder_ffn_dim"] = 50
     torch.save(state, path)
     with pytest.raises(run_state.ResumeError, match="disagree with the saved config"):
@@ -382,7 +382,7 @@ def test_resume_of_a_checkpoint_without_the_new_gate_settings(corpus, tmp_path):
     run_prune(prune_args(corpus, tmp_path / "straight", "--steps", "8", *extra), log=quiet)
     run_prune(prune_args(corpus, tmp_path / "old", "--steps", "4", *extra), log=quiet)
     path = run_state.list_checkpoints(str(tmp_path / "old"))[-1][1]
-    state = torch.load(path)
+    state = run_state.torch_load(path)
     for key in ("prune_args", "train_args"):
         for k in ("gate_rule", "gate_lr_schedule", "settle_margin", "device"):
             state[key].pop(k)
@@ -412,7 +412,7 @@ def test_precision_is_recorded_applied_and_old_checkpoints_resume_in_fp32(corpus
     run_prune(prune_args(corpus, tmp_path / "old", "--steps", "4", "--precision", "fp32",
                          *extra), log=quiet)
     path = run_state.list_checkpoints(str(tmp_path / "old"))[-1][1]
-    state = torch.load(path)
+    state = run_state.torch_load(path)
     state["prune_args"].pop("precision")
     torch.save(state, path)
     run_prune(prune_args(corpus, tmp_path / "old", "--steps", "8", "--resume", "--precision",

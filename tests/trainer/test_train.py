@@ -225,3 +225,38 @@ def test_ddp_two_processes_smoke(corpus, tmp_path):
                         *TINY_MODEL, "--steps", "12", "--resume"], capture_output=True,
                        text=True, env=env, timeout=120)
     assert r.returncode == 1 and "written by 2 processes, resumed with 1" in r.stderr
+
+
+def test_gpu_choices_checked_without_a_gpu(monkeypatch):
+    """What --device cuda decides, with torch.cuda's answers stubbed: a process needs a GPU of
+    its own, auto precision is bf16 from compute capability 8 on (torch 2.x's
+    is_bf16_supported() also says yes where bf16 is only emulated), and a checkpoint holds and
+    restores the training GPU's random state only (an older checkpoint's list of every GPU's
+    state gives that GPU's entry)."""
+    from headwise_trainer.training import train as tr
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    with pytest.raises(tr.TrainError, match="found 1 GPU"):
+        tr.resolve_device("cuda")
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    dev = tr.resolve_device("cuda")
+    assert dev == torch.device("cuda", 0)
+    for cap, want in (((7, 0), "fp32"), ((7, 5), "fp32"), ((8, 0), "bf16"), ((9, 0), "bf16")):
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d=None, c=cap: c)
+        assert tr.resolve_precision("auto", dev) == want
+    assert tr.resolve_precision("fp32", dev) == "fp32"
+    calls = []
+    monkeypatch.setattr(torch.cuda, "get_rng_state", lambda d: torch.tensor([d.index]))
+    monkeypatch.setattr(torch.cuda, "set_rng_state",
+                        lambda t, d: calls.append((t.tolist(), d.index)))
+    gpu1 = torch.device("cuda", 1)
+    st = run_state.rng_state(gpu1)
+    assert st["cuda"].tolist() == [1]
+    assert "cuda" not in run_state.rng_state(torch.device("cpu"))
+    run_state.set_rng_state(st, gpu1)
+    old = dict(st, cuda=[torch.tensor([10]), torch.tensor([11])])
+    run_state.set_rng_state(old, gpu1)
+    run_state.set_rng_state(old, torch.device("cuda", 5))  # no entry for it: stays as seeded
+    run_state.set_rng_state(st, torch.device("cpu"))       # a GPU run resumed on the CPU
+    assert calls == [([1], 1), ([11], 1)]

@@ -40,20 +40,33 @@ class ResumeError(ValueError):
     pass
 
 
-def rng_state() -> Dict[str, Any]:
+def rng_state(device: Optional[torch.device] = None) -> Dict[str, Any]:
+    """The random states a resumed run restores: Python's, NumPy's, torch's CPU generator and,
+    when training on a GPU, that GPU's generator (only the training device's: a checkpoint
+    written with 8 GPUs visible resumes where 1 is)."""
     st = {"python": random.getstate(), "numpy": np.random.get_state(),
           "torch": torch.get_rng_state()}
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        st["cuda"] = [s.cpu() for s in torch.cuda.get_rng_state_all()]
+    if device is not None and device.type == "cuda":
+        st["cuda"] = torch.cuda.get_rng_state(device).cpu()
     return st
 
 
-def set_rng_state(state: Dict[str, Any]) -> None:
+def set_rng_state(state: Dict[str, Any], device: Optional[torch.device] = None) -> None:
+    """Restores rng_state's states; the GPU generator only when training on a GPU and the
+    checkpoint has one (a run moved from the CPU to a GPU keeps its seeded GPU stream). An
+    older checkpoint's list of every visible GPU's state gives the training device's entry."""
     random.setstate(state["python"])
     np.random.set_state(state["numpy"])
     torch.set_rng_state(state["torch"])
-    if state.get("cuda") is not None and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+    cuda = state.get("cuda")
+    if cuda is None or device is None or device.type != "cuda":
+        return
+    if isinstance(cuda, (list, tuple)):
+        index = device.index or 0
+        if index >= len(cuda):
+            return
+        cuda = cuda[index]
+    torch.cuda.set_rng_state(cuda, device)
 
 
 def seed_all(seed: int) -> None:

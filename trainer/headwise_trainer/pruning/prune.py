@@ -201,7 +201,7 @@ def run_prune(args, log=print) -> dict:
         opt.load_state_dict(state["optimizer"])  # moves the moments to the parameters' device
         step, epoch, batch_idx = state["step"], state["epoch"], state["batch_idx"]
         history, seconds_before = state.get("history", []), float(state.get("train_seconds", 0))
-        run_state.set_rng_state(state["rng"][0])
+        run_state.set_rng_state(state["rng"][0], device)
         log(f"prune: resumed {resume_path} at step {step} (epoch {epoch}, batch {batch_idx})")
     plog = prune_log.PruneLog(args.out, step if state is not None else -1)
     if state is None:

@@ -174,10 +174,10 @@ class TrainingLoop:
     def save(self) -> str:
         """Writes a checkpoint (rank 0; under DDP after checking that the replicas agree);
         returns its path ("" on the other ranks)."""
-        rngs = [run_state.rng_state()]
+        rngs = [run_state.rng_state(self.device)]
         if self.world > 1:
             rngs = [None] * self.world
-            torch.distributed.all_gather_object(rngs, run_state.rng_state())
+            torch.distributed.all_gather_object(rngs, run_state.rng_state(self.device))
             sums = [None] * self.world  # replicas must agree before rank 0 writes for all
             torch.distributed.all_gather_object(sums, param_checksum(self.model))
             if len(set(sums)) != 1:

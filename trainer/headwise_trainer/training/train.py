@@ -30,6 +30,7 @@ optimiser state or data position is used.
 """
 from __future__ import annotations
 
+import datetime
 import glob
 import json
 import os
@@ -102,15 +103,21 @@ def resolve_device(name: str) -> torch.device:
         if not torch.cuda.is_available():
             raise TrainError(f"--device cuda: expected a CUDA GPU, found none (torch "
                              f"{torch.__version__}, CUDA build: {torch.version.cuda or 'no'})")
-        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        if local >= torch.cuda.device_count():
+            raise TrainError(f"--device cuda: process {local} of this machine needs GPU {local}, "
+                             f"found {torch.cuda.device_count()} GPU(s); expected --nproc at "
+                             f"most the number of GPUs")
+        return torch.device("cuda", local)
     raise TrainError(f"--device {name!r}: expected cpu or cuda")
 
 
 def resolve_precision(name: str, device: torch.device) -> str:
     """'auto' -> bf16 where the device computes it natively, else fp32."""
     if name == "auto":
-        if device.type == "cuda":
-            return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+        if device.type == "cuda":  # bf16 arithmetic from compute capability 8 (Ampere) on;
+            # is_bf16_supported() also says yes where torch 2.x only emulates it (V100, T4)
+            return "bf16" if torch.cuda.get_device_capability(device)[0] >= 8 else "fp32"
         return "bf16" if cpu_has_bf16() else "fp32"
     if name not in PRECISIONS:
         raise TrainError(f"--precision {name!r}: expected auto, bf16 or fp32")
@@ -121,7 +128,14 @@ def _dist_info(device: torch.device):
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     if world > 1 and not torch.distributed.is_initialized():
-        torch.distributed.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        if device.type == "cuda":
+            # Each process's own GPU, before NCCL starts: its object collectives (checkpoint
+            # RNG states and checksums, the early-stop flag) run on the current device.
+            torch.cuda.set_device(device)
+        # Rank 0 evaluates dev BLEU while the others wait in a collective: NCCL's default
+        # 10-minute timeout is shorter than a long evaluation.
+        torch.distributed.init_process_group("nccl" if device.type == "cuda" else "gloo",
+                                             timeout=datetime.timedelta(hours=2))
     return rank, world
 
 
@@ -259,7 +273,7 @@ def _train(args, state, resume_path, device, rank, world, log: RunLog) -> dict:
         step, epoch, batch_idx = state["step"], state["epoch"], state["batch_idx"]
         history = state.get("history", [])
         seconds_before = float(state.get("train_seconds", 0.0))
-        run_state.set_rng_state(state["rng"][rank])
+        run_state.set_rng_state(state["rng"][rank], device)
         log(f"train: resumed {resume_path} at step {step} (epoch {epoch}, batch {batch_idx}); "
             f"{bleu_summary(history)}")
         if dev_eval.should_stop(history, args.patience, args.min_delta):
