@@ -49,6 +49,10 @@ def plot(points: List[dict], png: str, title: str, base: Optional[dict],
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=f"C{3 * i}",
                             label=f"L0 gates, {b} fine-tuning steps")
+                    for x, y, lam in pts:
+                        if lam:
+                            ax.annotate(f"{lam:g}", (x, y), textcoords="offset points",
+                                        xytext=(4, -9), fontsize=6, color=f"C{3 * i}")
                 # The other seeds of a point (and of the control) as hollow markers at their own
                 # head counts, so the figure shows the seeds' spread beside seed 1's curve.
                 more = [(heads(r, setting), bleu(r, search)) for r in points
@@ -57,10 +61,6 @@ def plot(points: List[dict], png: str, title: str, base: Optional[dict],
                 if more:
                     ax.plot([p[0] for p in more], [p[1] for p in more], "o", mfc="none",
                             color=f"C{3 * i}", ms=6, label=f"other seeds, {b} steps")
-                    for x, y, lam in pts:
-                        if lam:
-                            ax.annotate(f"{lam:g}", (x, y), textcoords="offset points",
-                                        xytext=(4, -9), fontsize=6, color=f"C{3 * i}")
             for j, score in enumerate(scores):
                 pts = sorted((heads(r, setting), bleu(r, search)) for r in points
                              if r["kind"] == "rank" and r["score"] == score
