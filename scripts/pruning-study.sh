@@ -73,6 +73,10 @@ SETTLE_PUSH=${SETTLE_PUSH:-0.05}
 MD=${MD:-docs/pruning-results.md}
 
 train() { /usr/bin/python3 trainer/headwise-train "$@"; }
+seeds_in() {  # the seeds other than 1 that the points of setting $2 in sweep directory $1 have:
+  # "2,3", or "" when none (ls fails then, which pipefail would make this script's exit)
+  (cd "$1" && { ls -d "$2"-*-seed* 2>/dev/null || true; } | sed 's/.*-seed//' | sort -u | paste -sd,)
+}
 common=(--root "$ROOT" --data "$DATA" --vocab "$START" --threads "$THREADS")
 expected() {  # the point names the report lists as missing until they have a result
   local names="base" l
@@ -139,14 +143,14 @@ case "${1:-}" in
     for setting in enc all; do
       [[ "$setting" == enc ]] && headline=${HEADLINE_ENC:-} || headline=${HEADLINE_ALL:-}
       [[ -n "$headline" ]] || headline=$(train sweep pick "$setting" --root "$ROOT" --field lambda)
-      seeds=$(cd "$SETTLE_ROOT" && ls -d "$setting"-*-seed* 2>/dev/null | sed 's/.*-seed//' | sort -u | paste -sd,)
+      seeds=$(seeds_in "$SETTLE_ROOT" "$setting")
       train sweep runs "${settle[@]}" --settings "$setting" --lambdas "0,$headline" \
         --seeds "1${seeds:+,$seeds}"
     done
     for setting in enc all; do
       [[ "$setting" == enc ]] && lambdas=$ENC_LAMBDAS || lambdas=$ALL_LAMBDAS
       train sweep runs "${settle[@]}" --settings "$setting" --lambdas "${lambdas// /,}"
-      seeds=$(cd "$SETTLE_ROOT" && ls -d "$setting"-*-seed* 2>/dev/null | sed 's/.*-seed//' | sort -u | paste -sd,)
+      seeds=$(seeds_in "$SETTLE_ROOT" "$setting")
       [[ -z "$seeds" ]] && continue
       for name in $(cd "$SETTLE_ROOT" && ls -d "$setting"-*-seed* | sed 's/-seed[0-9]*$//' | sort -u); do
         train sweep runs "${settle[@]}" --settings "$setting" --lambdas "${name#"$setting"-}" \

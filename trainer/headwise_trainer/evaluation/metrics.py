@@ -297,6 +297,12 @@ def _resampled_bleu(stats, idx):
     return np.array([bleu_of_stats(x.sum(0)) for x in st[idx]])
 
 
+def _corpus_bleu(stats) -> float:
+    """BLEU of all of one system's segment statistics."""
+    import numpy as np
+    return bleu_of_stats(np.asarray(stats, dtype=np.float32).sum(0))
+
+
 def _check_pair(system_stats, control_stats) -> None:
     if len(system_stats) != len(control_stats) or not len(system_stats):
         raise ValueError(f"paired bootstrap: expected the same non-zero number of segments, "
@@ -314,8 +320,7 @@ def paired_bootstrap(system_stats: Sequence[Sequence[int]],
     idx = bootstrap_indices(len(system_stats)) if indices is None else np.asarray(indices)
     sys_scores = _resampled_bleu(system_stats, idx)
     ctl_scores = _resampled_bleu(control_stats, idx)
-    observed = (bleu_of_stats(np.asarray(system_stats, dtype=np.float32).sum(0))
-                - bleu_of_stats(np.asarray(control_stats, dtype=np.float32).sum(0)))
+    observed = _corpus_bleu(system_stats) - _corpus_bleu(control_stats)
     d_mean, d_ci, d_low, d_high = estimate_ci(sys_scores - ctl_scores)
     s_mean, s_ci, _, _ = estimate_ci(sys_scores)
     c_mean, c_ci, _, _ = estimate_ci(ctl_scores)
@@ -351,8 +356,7 @@ def paired_bootstrap_mean(pairs: Sequence[Tuple[Sequence[Sequence[int]],
     deltas = []
     for s, c in pairs:
         diffs += _resampled_bleu(s, idx) - _resampled_bleu(c, idx)
-        deltas.append(bleu_of_stats(np.asarray(s, dtype=np.float32).sum(0))
-                      - bleu_of_stats(np.asarray(c, dtype=np.float32).sum(0)))
+        deltas.append(_corpus_bleu(s) - _corpus_bleu(c))
     diffs /= len(pairs)
     observed = float(np.mean(deltas))
     d_mean, d_ci, d_low, d_high = estimate_ci(diffs)
