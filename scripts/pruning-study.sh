@@ -18,6 +18,10 @@
 #                                      # its heads (the controls and headline points of
 #                                      # every seed first); then ROOT=$SETTLE_ROOT ... report
 #   scripts/pruning-study.sh report    # JSON + PNG + docs/pruning-results.md from the records
+#   scripts/pruning-study.sh archive   # copy ROOT's result records to RECORDS (every stage also
+#                                      # does it after each point; see "Records in git" below)
+#   scripts/pruning-study.sh restore   # the reverse, for points ROOT lacks (every training
+#                                      # stage does it first)
 #
 # On 2 cores run two parts at once, each on 1 thread (what the 2026-12-06 session did):
 #   nohup nice -n 10 scripts/pruning-study.sh enc > enc.log 2>&1 &
@@ -28,10 +32,18 @@
 # (for example `ENC_LAMBDAS=0.003 scripts/pruning-study.sh enc`) without the two colliding, and
 # two `phase2` processes share its points (the 2026-12-06 session ran two).
 #
+# Records in git: ROOT (checkpoints, optimiser states) lives in a cache that a new machine does not
+# have, so after every point the script copies the point's small result files (eval.json with the
+# per-sentence BLEU statistics the bootstrap needs, and run/{run,history}.json, run/prune_log.jsonl)
+# to RECORDS in the work tree. Commit them as they come: `ROOT=$RECORDS ... report` regenerates
+# the report from them alone, and a study resumed on another machine skips nothing it has not
+# got (the records say what finished; ROOT is where the next point resumes).
+#
 # Settings (environment): ROOT holds one directory per point (outside the work tree: optimiser
 # states never go into git); START is the converged base the L0 points fine-tune (an exported
 # checkpoint: models/en-de/base-checkpoint, the shipped base); STEPS fine-tuning steps per point
-# (1,000 of 4,096-token batches: about 50 minutes per point on one core of the 2-core machine),
+# (1,000 of 4,096-token batches, then SETTLE_STEPS 250 that settle the gates: about 70-90 minutes
+# per point on one core of a 2-core machine),
 # with the gate settings of `headwise-train sweep runs`' default --prune-args (log_alpha from 0,
 # gate lr 0.01 constant, hard test-time rule, settle margin 1.0, sum penalty). The lambdas are in
 # the order they run: the controls first, then points that spread the curve, then the rest (0.003:
@@ -45,7 +57,7 @@ cd "$(dirname "$0")/.."
 {
 
 CACHE=${CACHE:-$HOME/.cache/headwise}
-ROOT=${ROOT:-$CACHE/sweep/de-v6}
+ROOT=${ROOT:-$CACHE/sweep/de-v7}
 DATA=${DATA:-$CACHE/corpus/de}
 START=${START:-models/en-de/base-checkpoint}
 ANALYSIS=${ANALYSIS:-$START/analysis.json}
@@ -59,24 +71,76 @@ HEADLINE_ALL=${HEADLINE_ALL:-}
 # The base's from-scratch training run (de-base-v5: random initialisation, inverse-sqrt schedule),
 # whose recorded options the from-scratch control trains with.
 BASE_RUN=${BASE_RUN:-models/en-de/training/de-base-v5}
-# The from-scratch control's updates: the base's (de-base-v5 5,250 + de-base-v6 1,200, from
-# models/en-de/training) plus one L0 point's STEPS.
-SCRATCH_STEPS=${SCRATCH_STEPS:-$((5250 + 1200 + STEPS))}
-OUT_DIR=${OUT_DIR:-models/en-de/sweep}
-# The settle stage: SETTLE_STEPS more steps per point whose loss adds the settle push
-# (prune --settle-steps / --settle-push), each point resuming from a copy of its run's last
-# checkpoint (hard-linked) in SETTLE_ROOT, so ROOT's records stay as they are; every point and
-# its control then has STEPS + SETTLE_STEPS updates.
-SETTLE_ROOT=${SETTLE_ROOT:-$ROOT-settled}
+# Settling in the run itself (SETTLE_INLINE=1, the default from de-v7 on): every L0 point and
+# control trains STEPS + SETTLE_STEPS steps, the loss adding the settle push (prune
+# --settle-steps / --settle-push) in the last SETTLE_STEPS, so one run per point gives a settled
+# result. The inverse-sqrt and constant schedules do not depend on --steps and a run resumes
+# exactly, so this is the same path as de-v6's two stages (STEPS, then the `settle` stage's
+# continuation); SETTLE_INLINE=0 trains STEPS only, for `settle` to continue (de-v6).
+SETTLE_INLINE=${SETTLE_INLINE:-1}
 SETTLE_STEPS=${SETTLE_STEPS:-250}
 SETTLE_PUSH=${SETTLE_PUSH:-0.05}
+if [[ "$SETTLE_INLINE" == 1 ]]; then
+  POINT_STEPS=$((STEPS + SETTLE_STEPS))
+  l0=(--steps "$POINT_STEPS" --settle-steps "$SETTLE_STEPS" --settle-push "$SETTLE_PUSH")
+else
+  POINT_STEPS=$STEPS
+  l0=(--steps "$STEPS")
+fi
+# The from-scratch control's updates: the base's (de-base-v5 5,250 + de-base-v6 1,200, from
+# models/en-de/training) plus one L0 point's.
+SCRATCH_STEPS=${SCRATCH_STEPS:-$((5250 + 1200 + POINT_STEPS))}
+OUT_DIR=${OUT_DIR:-models/en-de/sweep}
+# The settle stage (for a ROOT trained with SETTLE_INLINE=0): SETTLE_STEPS more steps per point
+# with the settle push, each point resuming from a copy of its run's last checkpoint
+# (hard-linked) in SETTLE_ROOT, so ROOT's records stay as they are; every point and its control
+# then has STEPS + SETTLE_STEPS updates.
+SETTLE_ROOT=${SETTLE_ROOT:-$ROOT-settled}
 MD=${MD:-docs/pruning-results.md}
+RECORDS=${RECORDS:-models/en-de/sweep/records/$(basename "$ROOT")}
 
 train() { /usr/bin/python3 trainer/headwise-train "$@"; }
 seeds_in() {  # the seeds other than 1 that the points of setting $2 in sweep directory $1 have:
   # "2,3", or "" when none (ls fails then, which pipefail would make this script's exit)
   (cd "$1" && { ls -d "$2"-*-seed* 2>/dev/null || true; } | sed 's/.*-seed//' | sort -u | paste -sd,)
 }
+archive() {  # $1 (default ROOT): every finished point's result files into RECORDS/<its name>
+  local root=${1:-$ROOT} records=${2:-$RECORDS} d name f
+  [[ -d "$root" ]] || return 0
+  for d in "$root"/*/; do
+    name=$(basename "$d")
+    if [[ "$name" == rank ]]; then
+      mkdir -p "$records/rank" && cp -p "$d"*.json "$records/rank/" 2>/dev/null || true
+      continue
+    fi
+    [[ -f "$d/eval.json" ]] || continue
+    mkdir -p "$records/$name/run"
+    for f in run/run.json run/history.json run/prune_log.jsonl eval.json; do
+      [[ -f "$d/$f" ]] && cp -p "$d/$f" "$records/$name/$f"
+    done
+  done
+  return 0
+}
+restore() {  # the reverse on a machine whose ROOT lacks them (a new cache): every point that
+  # RECORDS holds a result of gets that result in ROOT, so that no finished point is trained again
+  local root=${1:-$ROOT} records=${2:-$RECORDS} d name f
+  [[ -d "$records" ]] || return 0
+  for d in "$records"/*/; do
+    name=$(basename "$d")
+    if [[ "$name" == rank ]]; then
+      mkdir -p "$root/rank" && cp -np "$d"*.json "$root/rank/" 2>/dev/null || true
+      continue
+    fi
+    [[ -f "$d/eval.json" && ! -f "$root/$name/eval.json" ]] || continue
+    mkdir -p "$root/$name/run"
+    for f in run/run.json run/history.json run/prune_log.jsonl eval.json; do
+      [[ -f "$d/$f" && ! -f "$root/$name/$f" ]] && cp -p "$d/$f" "$root/$name/$f"
+    done
+  done
+  return 0
+}
+runs() { train sweep runs "$@"; archive; }
+settle_runs() { train sweep runs "$@"; archive "$SETTLE_ROOT" "$(dirname "$RECORDS")/$(basename "$SETTLE_ROOT")"; }
 common=(--root "$ROOT" --data "$DATA" --vocab "$START" --threads "$THREADS")
 expected() {  # the point names the report lists as missing until they have a result
   local names="base" l
@@ -86,12 +150,16 @@ expected() {  # the point names the report lists as missing until they have a re
 }
 
 case "${1:-}" in
+  enc|all|rank|phase2) restore ;;
+  settle) restore "$SETTLE_ROOT" "$(dirname "$RECORDS")/$(basename "$SETTLE_ROOT")" ;;
+esac
+case "${1:-}" in
   enc|all)
     [[ "$1" == enc ]] && lambdas=$ENC_LAMBDAS || lambdas=$ALL_LAMBDAS
     # The unpruned base, scored once (greedy and beam 4) as a reference.
-    train sweep runs "${common[@]}" --lambdas "" --reference "base=$START"
+    runs "${common[@]}" --lambdas "" --reference "base=$START"
     for l in $lambdas; do
-      train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --steps "$STEPS" \
+      runs "${common[@]}" --from "$START" --device "$DEVICE" "${l0[@]}" \
         --settings "$1" --lambdas "$l"
     done
     ;;
@@ -99,6 +167,7 @@ case "${1:-}" in
     # AttnLRP, signed relevance, Michel, confidence and 5 random orders; greedy only.
     train sweep rank "${common[@]}" --analysis "$ANALYSIS" --model "$START" --searches greedy \
       --enc-keep 24,10 --all-keep 48,24
+    archive
     ;;
   phase2)
     # The headline lambdas default to what `sweep pick` chooses from the records (the points
@@ -110,15 +179,20 @@ case "${1:-}" in
            "the base run's recorded options)" >&2
       exit 2
     fi
-    train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --steps "$STEPS" \
+    runs "${common[@]}" --from "$START" --device "$DEVICE" "${l0[@]}" \
       --settings enc --lambdas "0,$HEADLINE_ENC" --seeds 2,3
-    train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --steps "$STEPS" \
+    runs "${common[@]}" --from "$START" --device "$DEVICE" "${l0[@]}" \
       --settings all --lambdas "0,$HEADLINE_ALL" --seeds 2,3
-    train sweep runs "${common[@]}" --from "$START" --device "$DEVICE" --lambdas "" \
+    runs "${common[@]}" --from "$START" --device "$DEVICE" --lambdas "" \
       --scratch "scratch-all-$HEADLINE_ALL=@all-$HEADLINE_ALL" --base-run "$BASE_RUN" \
-      --scratch-steps "$SCRATCH_STEPS" --steps "$STEPS"
+      --scratch-steps "$SCRATCH_STEPS" --steps "$POINT_STEPS"
     ;;
   settle)
+    if [[ "$SETTLE_INLINE" == 1 ]]; then
+      echo "pruning-study: with SETTLE_INLINE=1 every point settles in its own run; the settle" \
+           "stage continues a ROOT trained with SETTLE_INLINE=0 (de-v6): set it" >&2
+      exit 2
+    fi
     for d in "$ROOT"/enc-* "$ROOT"/all-*; do
       [[ -d "$d/run" ]] || continue
       dst="$SETTLE_ROOT/$(basename "$d")/run"
@@ -132,7 +206,7 @@ case "${1:-}" in
     settle=(--root "$SETTLE_ROOT" --data "$DATA" --vocab "$START" --threads "$THREADS"
             --from "$START" --device "$DEVICE" --steps "$((STEPS + SETTLE_STEPS))"
             --settle-steps "$SETTLE_STEPS" --settle-push "$SETTLE_PUSH")
-    train sweep runs "${settle[@]}" --lambdas "" --reference "base=$START"
+    settle_runs "${settle[@]}" --lambdas "" --reference "base=$START"
     # Rank pruning fine-tunes nothing: its records are the same in both directories.
     if [[ -d "$ROOT/rank" && ! -d "$SETTLE_ROOT/rank" ]]; then
       cp -r "$ROOT/rank" "$SETTLE_ROOT/rank.tmp" && mv "$SETTLE_ROOT/rank.tmp" "$SETTLE_ROOT/rank"
@@ -144,16 +218,16 @@ case "${1:-}" in
       [[ "$setting" == enc ]] && headline=${HEADLINE_ENC:-} || headline=${HEADLINE_ALL:-}
       [[ -n "$headline" ]] || headline=$(train sweep pick "$setting" --root "$ROOT" --field lambda)
       seeds=$(seeds_in "$SETTLE_ROOT" "$setting")
-      train sweep runs "${settle[@]}" --settings "$setting" --lambdas "0,$headline" \
+      settle_runs "${settle[@]}" --settings "$setting" --lambdas "0,$headline" \
         --seeds "1${seeds:+,$seeds}"
     done
     for setting in enc all; do
       [[ "$setting" == enc ]] && lambdas=$ENC_LAMBDAS || lambdas=$ALL_LAMBDAS
-      train sweep runs "${settle[@]}" --settings "$setting" --lambdas "${lambdas// /,}"
+      settle_runs "${settle[@]}" --settings "$setting" --lambdas "${lambdas// /,}"
       seeds=$(seeds_in "$SETTLE_ROOT" "$setting")
       [[ -z "$seeds" ]] && continue
       for name in $(cd "$SETTLE_ROOT" && ls -d "$setting"-*-seed* | sed 's/-seed[0-9]*$//' | sort -u); do
-        train sweep runs "${settle[@]}" --settings "$setting" --lambdas "${name#"$setting"-}" \
+        settle_runs "${settle[@]}" --settings "$setting" --lambdas "${name#"$setting"-}" \
           --seeds "$seeds"
       done
     done
@@ -192,16 +266,22 @@ print(point_layout_spec(sys.argv[1], sys.argv[2]))' "$SETTLE_ROOT" "$point")
       if [[ -n "$now" && "$now" != "$point" ]]; then
         echo "pruning-study: note: sweep pick all now names $now, not $point" >&2
       fi
-      train sweep runs "${settle[@]}" --lambdas "" --scratch "$name=$spec" --base-run "$BASE_RUN" \
+      settle_runs "${settle[@]}" --lambdas "" --scratch "$name=$spec" --base-run "$BASE_RUN" \
         --scratch-steps "$((SCRATCH_STEPS + SETTLE_STEPS))"
     done
+    ;;
+  archive)
+    archive
+    ;;
+  restore)
+    restore
     ;;
   report)
     train sweep report --root "$ROOT" --out-dir "$OUT_DIR" --md "$MD" --analysis "$ANALYSIS" \
       --expect "$(expected)" ${BASE_RUN:+--base-run "$BASE_RUN"}
     ;;
   *)
-    echo "usage: $0 enc|all|rank|phase2|settle|report  (see the comment at the top)" >&2
+    echo "usage: $0 enc|all|rank|phase2|settle|archive|restore|report  (see the comment at the top)" >&2
     exit 2
     ;;
 esac
