@@ -141,6 +141,26 @@ def test_checkpoints_load_where_torch_load_defaults_to_weights_only(corpus, tmp_
     assert run_facts(sharded)["steps"] == 4
 
 
+def test_resume_on_another_device_says_so(corpus, tmp_path):
+    # --device is not fixed by the checkpoint (a GPU run can go on on the CPU); the log says
+    # that the continued path is not bit for bit the one the first device would take.
+    out = tmp_path / "run"
+    run_training(train_args(corpus, out, "--steps", "1", "--threads", str(THREADS)),
+                 log=lambda *_: None)
+    lines = []
+    run_training(train_args(corpus, out, "--steps", "2", "--resume", "--threads",
+                            str(THREADS)), log=lines.append)
+    assert not [m for m in lines if "was trained on" in m]  # same device: no note
+    path = run_state.list_checkpoints(out)[-1][1]
+    st = run_state.load_checkpoint_file(path)
+    st["train_args"]["device"] = "cuda"
+    run_state.save_checkpoint(str(out), st)
+    run_training(train_args(corpus, out, "--steps", "3", "--resume", "--threads",
+                            str(THREADS)), log=lines.append)
+    assert [m for m in lines if "was trained on cuda, resumed on cpu" in m]
+    assert ckpt_state(out)["step"] == 3
+
+
 def test_corrupt_resume_file_is_a_clear_error(corpus, tmp_path):
     run_training(train_args(corpus, tmp_path / "c", "--steps", "10", "--checkpoint-every", "5"),
                  log=lambda m: None)
@@ -232,7 +252,7 @@ def test_gpu_choices_checked_without_a_gpu(monkeypatch):
     its own, auto precision is bf16 from compute capability 8 on (torch 2.x's
     is_bf16_supported() also says yes where bf16 is only emulated), and a checkpoint holds and
     restores the training GPU's random state only (an older checkpoint's list of every GPU's
-    state gives that GPU's entry)."""
+    state gives that GPU's entry), and a GPU run asks for deterministic kernels."""
     from headwise_trainer.training import train as tr
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
@@ -240,7 +260,16 @@ def test_gpu_choices_checked_without_a_gpu(monkeypatch):
     with pytest.raises(tr.TrainError, match="found 1 GPU"):
         tr.resolve_device("cuda")
     monkeypatch.setenv("LOCAL_RANK", "0")
-    dev = tr.resolve_device("cuda")
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    was = torch.are_deterministic_algorithms_enabled()
+    try:
+        dev = tr.resolve_device("cuda")
+        # an exact resume on a GPU: deterministic cuBLAS workspace and kernels
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+        assert torch.are_deterministic_algorithms_enabled()
+        assert not torch.backends.cudnn.benchmark
+    finally:
+        torch.use_deterministic_algorithms(was)
     assert dev == torch.device("cuda", 0)
     for cap, want in (((7, 0), "fp32"), ((7, 5), "fp32"), ((8, 0), "bf16"), ((9, 0), "bf16")):
         monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d=None, c=cap: c)

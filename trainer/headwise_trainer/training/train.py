@@ -96,6 +96,16 @@ def cpu_has_bf16() -> bool:
     return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
+def deterministic_cuda() -> None:
+    """What an exact resume on a GPU needs: cuBLAS with a fixed workspace (the variable must be
+    set before the process's first cuBLAS call) and deterministic kernels where torch has them
+    (warn_only: an operation without one warns instead of failing the run; cuDNN autotuning off,
+    it picks kernels by timing). The CPU computes deterministically without this."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.benchmark = False
+
+
 def resolve_device(name: str) -> torch.device:
     if name == "cpu":
         return torch.device("cpu")
@@ -108,6 +118,7 @@ def resolve_device(name: str) -> torch.device:
             raise TrainError(f"--device cuda: process {local} of this machine needs GPU {local}, "
                              f"found {torch.cuda.device_count()} GPU(s); expected --nproc at "
                              f"most the number of GPUs")
+        deterministic_cuda()
         return torch.device("cuda", local)
     raise TrainError(f"--device {name!r}: expected cpu or cuda")
 
@@ -226,6 +237,12 @@ def run_training(args, log=print) -> dict:
         if getattr(args, "head_layout", None):
             args.head_layout = spec_text(args.head_layout)  # run.json records the spec itself
     rlog = RunLog(args.out, log, is_main)
+    trained_on = (state or {}).get("train_args", {}).get("device")
+    if trained_on and trained_on != device.type:
+        # --device is not fixed by the checkpoint: a GPU run can go on on the CPU and back
+        rlog(f"train: note: {resume_path} was trained on {trained_on}, resumed on "
+             f"{device.type}: the run continues from the same state, but not bit for bit the "
+             f"path it would have taken on {trained_on}")
     try:
         return _train(args, state, resume_path, device, rank, world, rlog)
     finally:
