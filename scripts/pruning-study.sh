@@ -104,41 +104,30 @@ seeds_in() {  # the seeds other than 1 that the points of setting $2 in sweep di
   # "2,3", or "" when none (ls fails then, which pipefail would make this script's exit)
   (cd "$1" && { ls -d "$2"-*-seed* 2>/dev/null || true; } | sed 's/.*-seed//' | sort -u | paste -sd,)
 }
-archive() {  # $1 (default ROOT): every finished point's result files into RECORDS/<its name>
-  local root=${1:-$ROOT} records=${2:-$RECORDS} d name f
-  [[ -d "$root" ]] || return 0
-  for d in "$root"/*/; do
+copy_results() {  # the result files of every point of sweep directory $1 that has a result
+  # (eval.json, run/{run,history}.json, run/prune_log.jsonl; no checkpoint) and the rank records,
+  # into sweep directory $2; with $3 = keep, what $2 already has stays as it is
+  local from=$1 to=$2 keep=${3:-} d name f
+  [[ -d "$from" ]] || return 0
+  for d in "$from"/*/; do
     name=$(basename "$d")
     if [[ "$name" == rank ]]; then
-      mkdir -p "$records/rank" && cp -p "$d"*.json "$records/rank/" 2>/dev/null || true
+      mkdir -p "$to/rank" && cp -p ${keep:+-n} "$d"*.json "$to/rank/" 2>/dev/null || true
       continue
     fi
     [[ -f "$d/eval.json" ]] || continue
-    mkdir -p "$records/$name/run"
+    [[ -n "$keep" && -f "$to/$name/eval.json" ]] && continue
+    mkdir -p "$to/$name/run"
     for f in run/run.json run/history.json run/prune_log.jsonl eval.json; do
-      [[ -f "$d/$f" ]] && cp -p "$d/$f" "$records/$name/$f"
+      [[ -f "$d/$f" ]] && cp -p ${keep:+-n} "$d/$f" "$to/$name/$f"
     done
   done
   return 0
 }
-restore() {  # the reverse on a machine whose ROOT lacks them (a new cache): every point that
-  # RECORDS holds a result of gets that result in ROOT, so that no finished point is trained again
-  local root=${1:-$ROOT} records=${2:-$RECORDS} d name f
-  [[ -d "$records" ]] || return 0
-  for d in "$records"/*/; do
-    name=$(basename "$d")
-    if [[ "$name" == rank ]]; then
-      mkdir -p "$root/rank" && cp -np "$d"*.json "$root/rank/" 2>/dev/null || true
-      continue
-    fi
-    [[ -f "$d/eval.json" && ! -f "$root/$name/eval.json" ]] || continue
-    mkdir -p "$root/$name/run"
-    for f in run/run.json run/history.json run/prune_log.jsonl eval.json; do
-      [[ -f "$d/$f" && ! -f "$root/$name/$f" ]] && cp -p "$d/$f" "$root/$name/$f"
-    done
-  done
-  return 0
-}
+# ROOT (or $1) -> RECORDS (or $2) after each point; the reverse first on a machine whose ROOT
+# lacks them (a new cache), so that no point with a result is trained again.
+archive() { copy_results "${1:-$ROOT}" "${2:-$RECORDS}"; }
+restore() { copy_results "${2:-$RECORDS}" "${1:-$ROOT}" keep; }
 runs() { train sweep runs "$@"; archive; }
 settle_runs() { train sweep runs "$@"; archive "$SETTLE_ROOT" "$(dirname "$RECORDS")/$(basename "$SETTLE_ROOT")"; }
 common=(--root "$ROOT" --data "$DATA" --vocab "$START" --threads "$THREADS")
