@@ -62,6 +62,11 @@ DATA=${DATA:-$CACHE/corpus/de}
 START=${START:-models/en-de/base-checkpoint}
 ANALYSIS=${ANALYSIS:-$START/analysis.json}
 DEVICE=${DEVICE:-cpu}
+# One precision for every point and control of a study, whatever machine trains which point:
+# fp32 runs everywhere (bf16 autocast is 1.4-1.8x faster where the CPU has AVX-512 BF16 or AMX,
+# and 26x slower where it has not: bench/results/2026-12-06-train-precision-avx2.md). de-v6
+# trained in bf16 (PRECISION=bf16 to continue it); de-v7 pins fp32.
+PRECISION=${PRECISION:-fp32}
 THREADS=${THREADS:-1}
 STEPS=${STEPS:-1000}
 ENC_LAMBDAS=${ENC_LAMBDAS:-0 0.005 0.02 0.002 0.05 0.01 0.003}
@@ -128,8 +133,8 @@ copy_results() {  # the result files of every point of sweep directory $1 that h
 # lacks them (a new cache), so that no point with a result is trained again.
 archive() { copy_results "${1:-$ROOT}" "${2:-$RECORDS}"; }
 restore() { copy_results "${2:-$RECORDS}" "${1:-$ROOT}" keep; }
-runs() { train sweep runs "$@"; archive; }
-settle_runs() { train sweep runs "$@"; archive "$SETTLE_ROOT" "$(dirname "$RECORDS")/$(basename "$SETTLE_ROOT")"; }
+runs() { train sweep runs "$@" --precision "$PRECISION"; archive; }
+settle_runs() { train sweep runs "$@" --precision "$PRECISION"; archive "$SETTLE_ROOT" "$(dirname "$RECORDS")/$(basename "$SETTLE_ROOT")"; }
 common=(--root "$ROOT" --data "$DATA" --vocab "$START" --threads "$THREADS")
 expected() {  # the point names the report lists as missing until they have a result
   local names="base" l

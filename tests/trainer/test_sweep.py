@@ -396,3 +396,15 @@ def test_settle_options_reach_prune():
     args = cli.build_parser().parse_args(["sweep", "runs", "--root", "r", "--data", "d",
                                           "--settle-steps", "250", "--settle-push", "0.1"])
     assert settle_argv(args) == ["--settle-steps", "250", "--settle-push", "0.1"]
+
+
+def test_a_pinned_precision_reaches_prune_and_the_scratch_control():
+    from headwise_trainer.sweep.runs import precision_argv, scratch_argv
+    parse = cli.build_parser().parse_args
+    assert precision_argv(parse(["sweep", "runs", "--root", "r", "--data", "d"])) == []
+    args = parse(["sweep", "runs", "--root", "r", "--data", "d", "--precision", "fp32"])
+    assert precision_argv(args) == ["--precision", "fp32"]
+    # the base run's recorded bf16 is overridden: train's parser keeps the last --precision
+    argv = scratch_argv({"precision": "bf16", "lr": 1e-3}, "d", "v", "out", "enc.0=0", 10, 1,
+                        "cpu") + precision_argv(args)
+    assert cli.build_parser().parse_args(argv).precision == "fp32"

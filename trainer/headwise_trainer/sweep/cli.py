@@ -60,6 +60,10 @@ def add_sweep(sub) -> None:
                    help="appended to the L0 point names, e.g. s100 for a 100-step series")
     r.add_argument("--prune-args", default=DEFAULT_PRUNE_ARGS,
                    help="further prune arguments (default: %(default)s)")
+    r.add_argument("--precision", choices=("auto", "bf16", "fp32"),
+                   help="the L0 points' and the from-scratch control's --precision (default: "
+                        "prune's auto, and the precision --base-run recorded); a study pins one "
+                        "so that its points and controls compute alike on any machine")
     r.add_argument("--settle-steps", type=int, default=0,
                    help="the last N of --steps add prune's settle push (prune --settle-steps; "
                         "default 0: none). With points whose runs end at --steps - N (copies of "

@@ -114,7 +114,7 @@ def prune_point(args, name: str, setting: str, lam: float, seed: int, log) -> bo
     common = ["--data", args.data, "--out", run, "--export", export, "--threads",
               str(args.threads)] + (["--vocab", args.vocab] if args.vocab else [])
     common += shlex.split(args.prune_args) + (["--steps", str(args.steps)] if args.steps else [])
-    common += settle_argv(args)
+    common += settle_argv(args) + precision_argv(args)
     common += ["--device", getattr(args, "device", "cpu")]
     if run_state.list_checkpoints(run):
         cmd = ["prune", "--resume"] + common
@@ -123,6 +123,13 @@ def prune_point(args, name: str, setting: str, lam: float, seed: int, log) -> bo
             SETTINGS[setting] + common
     _run([sys.executable, ENTRY] + cmd, os.path.join(d, "log"), log)
     return os.path.isdir(export)
+
+
+def precision_argv(args) -> List[str]:
+    """--precision for prune and the from-scratch control's train when the sweep pins one
+    (later on a command line than what it overrides: argparse keeps the last)."""
+    p = getattr(args, "precision", None)
+    return ["--precision", p] if p else []
 
 
 def settle_argv(args) -> List[str]:
@@ -161,7 +168,7 @@ def scratch_point(args, name: str, spec: str, log) -> bool:
     # recorded are its machine's (its vocabulary directory need not exist here; the same pieces
     # ship with the start checkpoint).
     argv = scratch_argv(base_args, args.data, args.vocab or base_args["vocab"], run, spec, steps,
-                        args.threads, getattr(args, "device", "cpu"))
+                        args.threads, getattr(args, "device", "cpu")) + precision_argv(args)
     if run_state.list_checkpoints(run):
         argv.append("--resume")
     os.makedirs(run, exist_ok=True)
