@@ -122,9 +122,8 @@ copy_results() {  # the result files of every point of sweep directory $1 that h
     fi
     [[ -f "$d/eval.json" ]] || continue
     [[ -n "$keep" && -f "$to/$name/eval.json" ]] && continue
-    mkdir -p "$to/$name/run"
     for f in run/run.json run/history.json run/prune_log.jsonl eval.json; do
-      [[ -f "$d/$f" ]] && cp -p ${keep:+-n} "$d/$f" "$to/$name/$f"
+      [[ -f "$d/$f" ]] && mkdir -p "$(dirname "$to/$name/$f")" && cp -p ${keep:+-n} "$d/$f" "$to/$name/$f"
     done
   done
   return 0
