@@ -52,6 +52,10 @@ TRAIN_SECONDS=${TRAIN_SECONDS:-420}
 THREADS=${THREADS:-4}
 DEVICE=${DEVICE:-cuda}
 EVAL_LIMIT=${EVAL_LIMIT:-0}
+# de-base-v5's bf16 (the recipe the shapes share). On a CPU without native bf16 (no AMX or
+# AVX-512 BF16) bf16 autocast is 26x slower than fp32 (bench/results/2026-12-06-train-precision-
+# avx2.md): `run` refuses it there; PRECISION=fp32 trains in fp32, which the JSON then says.
+PRECISION=${PRECISION:-bf16}
 VOCAB=models/en-de/base-checkpoint
 PY=${PY:-python3}
 
@@ -72,6 +76,11 @@ case "${1:-}" in
     RUNS=${RUNS:-$DEV/runs}
     DATA=${DATA:-$DEV/corpus}
     mkdir -p "$OUT" "$DATA"
+    if [[ "$DEVICE" == cpu && "$PRECISION" == bf16 ]] && ! grep -qE 'amx_bf16|avx512_bf16' /proc/cpuinfo; then
+      echo "device-shapes: this CPU has no native bf16 (AMX or AVX-512 BF16): bf16 autocast would" \
+           "train 26x slower than fp32; set PRECISION=fp32" >&2
+      exit 2
+    fi
     log="$OUT/shapes.log"
     : > "$log"
     [[ -f "$DATA/manifest.json" ]] || tar -C "$DATA" -xJf "$DEV/corpus-de.tar.xz"
@@ -85,7 +94,7 @@ case "${1:-}" in
       resume=(); [[ -n "$(ls "$run"/ckpt-*.pt 2>/dev/null)" ]] && resume=(--resume)
       bound=(); [[ "$TRAIN_SECONDS" != 0 ]] && bound=(timeout --signal=INT "$TRAIN_SECONDS")
       "${bound[@]}" $PY trainer/headwise-train train --data "$DATA" \
-        --vocab "$VOCAB" --out "$run" --device "$DEVICE" --precision bf16 \
+        --vocab "$VOCAB" --out "$run" --device "$DEVICE" --precision "$PRECISION" \
         --d-model "$d" --encoder-layers 6 --decoder-layers "$l" --heads 8 --ffn $((4 * d)) \
         --activation swish --dropout 0.1 --max-tokens 4096 --update-freq 1 --lr 1e-3 \
         --warmup 1000 --lr-schedule inverse-sqrt --steps "$STEPS" --eval-every 1000 \
