@@ -37,8 +37,9 @@ def torch_worker(args):
     from headwise_trainer.model import decode
     from headwise_trainer.model.import_model import load_checkpoint_dir
     from headwise_trainer.data.spm_vocab import Vocab
+    from headwise_trainer.threads import set_threads
 
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     model = load_checkpoint_dir(args.checkpoint).eval()
     if args.worker == "torch-int8":
         model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)

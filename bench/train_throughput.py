@@ -22,6 +22,7 @@ from headwise_trainer.model.config import MarianConfig  # noqa: E402
 from headwise_trainer.model.marian import MarianMTModel  # noqa: E402
 from headwise_trainer.data.spm_vocab import Vocab  # noqa: E402
 from headwise_trainer.training.loop import accumulate_gradients  # noqa: E402
+from headwise_trainer.threads import blas_threads, set_threads  # noqa: E402
 
 
 def main() -> int:
@@ -60,7 +61,7 @@ def main() -> int:
     results = {f"{p}:{t}": [] for p, t in settings}
     for r in range(a.rounds + 1):  # round 0 warms up (oneDNN kernel creation), not reported
         for prec, threads in settings:
-            torch.set_num_threads(threads)
+            set_threads(threads)
             tokens, t0 = 0, time.perf_counter()
             for _ in range(a.steps):
                 micro = [collate(train.src, train.tgt, batches[pos % len(batches)],
@@ -77,6 +78,7 @@ def main() -> int:
     out = {"bench": "train_throughput", "pairs": len(train.src), "max_tokens": a.max_tokens,
            "model": f"{a.d_model} wide, {a.encoder_layers}+{a.decoder_layers} layers",
            "steps_per_round": a.steps, "rounds": a.rounds, "load_avg": os.getloadavg(),
+           "blas": "OpenBLAS, threads set with each setting" if blas_threads() is not None else "not OpenBLAS",
            "tokens_per_second": results,
            "median": {k: statistics.median(v) for k, v in results.items()}}
     print(json.dumps(out, indent=1))

@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "trainer"))
 
 from headwise_trainer import MarianConfig, MarianMTModel  # noqa: E402
+from headwise_trainer.threads import set_threads  # noqa: E402
 
 THREADS = int(os.environ.get("HEADWISE_TEST_THREADS", "1"))
-torch.set_num_threads(THREADS)
+set_threads(THREADS)
 _BASELINE = dict(dtype=torch.get_default_dtype(), grad=torch.is_grad_enabled(),
                  deterministic=torch.are_deterministic_algorithms_enabled(),
                  anomaly=torch.is_anomaly_enabled(), torch_rng=torch.get_rng_state(),
@@ -30,7 +31,7 @@ _BASELINE = dict(dtype=torch.get_default_dtype(), grad=torch.is_grad_enabled(),
 
 
 def _reset_torch_state():
-    torch.set_num_threads(THREADS)
+    set_threads(THREADS)
     torch.set_default_dtype(_BASELINE["dtype"])
     torch.set_grad_enabled(_BASELINE["grad"])
     torch.use_deterministic_algorithms(_BASELINE["deterministic"])

@@ -68,18 +68,17 @@ def add_analyze(sub) -> None:
 
 
 def run_analyze(args, log=print) -> dict:
-    import torch
-
     from . import conllu, pipeline, plots, report, stats
     from ..data.batching import encode_split, read_split
     from ..model.checkpoint import WEIGHTS_FILE
     from ..data.corpus import _write_atomic, sha256_file
     from ..model.import_model import is_checkpoint_dir, load_start_model, load_start_vocab
+    from ..threads import set_threads
 
     check_outputs(args.out, [OUTPUT], args.overwrite, [args.model, args.data])
     if args.sentences < 0:
         raise CliError(f"--sentences: expected 0 (all) or a positive count, found {args.sentences}")
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     start = load_start_model(args.model)
     model = start.model.eval()
     vocab, _ = load_start_vocab(start, args.vocab, args.model)

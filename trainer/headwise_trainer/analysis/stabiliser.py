@@ -18,6 +18,7 @@ from typing import Dict, Iterator, List, Optional, Sequence
 
 import torch
 
+from ..threads import set_threads
 from ..data.batching import length_sorted_chunks
 from . import compare, forward, lrp, pipeline, rules
 
@@ -116,7 +117,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--epsilons", default="0,0.01,0.03,0.1,0.3")
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     start = load_start_model(args.model)
     vocab, _ = load_start_vocab(start, None, args.model)
     split = encode_split(vocab, args.data, args.split, 128)

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import numpy as np
-import torch
-
+from ..threads import set_threads
 from ..model import run_state
 from ..data.batching import encode_split, length_sorted_chunks
 from .metrics import corpus_bleu, corpus_chrf, scores_by_length
@@ -95,7 +92,7 @@ def run_evaluate(args, log=print) -> dict:
                         "both; found neither")
     if not args.model:
         return _finish(args, log, _run_hwm(args, log, None))
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     model, vocab_dir, what = load_model(args.model)
     vocab = Vocab.load(args.vocab or vocab_dir or "")
     from ..model import gates as gates_mod

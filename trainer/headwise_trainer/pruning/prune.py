@@ -48,6 +48,7 @@ import os
 
 import torch
 
+from ..threads import set_threads
 from ..data.batching import TokenBatcher, encode_split
 from ..data.spm_vocab import Vocab
 from ..model import run_state
@@ -170,7 +171,7 @@ def _prepare(args, log):
 
 def run_prune(args, log=print) -> dict:
     """Fine-tunes with gates into args.out; returns {"step", "layout", "history"}."""
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise PruneError("prune runs in one process; expected WORLD_SIZE 1")
     if args.types is None:

@@ -17,8 +17,7 @@ import os
 import time
 from typing import Dict, List, Optional, Sequence
 
-import torch
-
+from ..threads import set_threads
 from ..data.batching import encode_split
 from ..evaluation.evaluate import translate_ids
 from ..model.gates import gate_masks, gates, head_layout, head_masks, mask_from_layout
@@ -91,7 +90,7 @@ def evaluate_layout(model: MarianMTModel, layout, sources, references, vocab: Vo
 
 
 def run_prune_eval(args, log=print) -> dict:
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     start = load_start_model(args.model)
     model = start.model.eval()
     vocab, vocab_dir = load_start_vocab(start, args.vocab, args.model)

@@ -23,6 +23,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 import torch
 
+from ..threads import set_threads
 from ..model import run_state
 from ..data.batching import encode_split
 from ..model.gates import DEFAULT_SETTLE_MARGIN, gate_masks, gates, head_layout, unsettled
@@ -129,7 +130,7 @@ def evaluate_point(model_path: str, data: str, out_json: str, *, vocab: Optional
     if os.path.isfile(out_json):
         with open(out_json, encoding="utf-8") as f:
             return json.load(f)
-    torch.set_num_threads(threads)
+    set_threads(threads)
     start = load_start_model(model_path)
     model = start.model.eval()
     weights = "as stored"

@@ -37,6 +37,7 @@ import os
 
 import torch
 
+from ..threads import set_threads
 from ..data.batching import TokenBatcher, encode_split
 from ..data.spm_vocab import Vocab
 from ..model import run_state
@@ -213,7 +214,7 @@ def _check_new_args(args) -> None:
 def run_training(args, log=print) -> dict:
     """Trains (or resumes) into args.out. Returns {"step", "epoch", "history", "best",
     "stopped_early"}."""
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     device = resolve_device(getattr(args, "device", "cpu"))
     rank, world = _dist_info(device)
     is_main = rank == 0
