@@ -17,7 +17,7 @@ sys.path.insert(0, TRAINER)
 
 # Import order: a module may import from its own layer and the layers before it. The CLI layer
 # (cli.py, cli_support.py and every PACKAGE/cli.py) sits on top of all of them.
-LAYERS = ["paths", "data", "model", "evaluation", "training", "pruning", "analysis", "sweep"]
+LAYERS = ["paths", "threads", "data", "model", "evaluation", "training", "pruning", "analysis", "sweep"]
 CLI_LAYER = len(LAYERS)
 
 

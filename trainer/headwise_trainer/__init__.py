@@ -2,6 +2,8 @@
 head gates), its checkpoint formats, and the pipeline around it: `headwise-train SUBCOMMAND`.
 
 Packages (each imports only from those listed before it; cli.py and cli_support.py on top):
+    paths.py     where the trainer lives in the checkout
+    threads.py   one thread count for torch and the OpenBLAS it calls (set_threads)
     data/        corpora (Debian archive, user text), data cards, SentencePiece vocabularies,
                  token batching
     model/       MarianConfig, MarianMTModel, head gates and layouts, decoding, checkpoints

@@ -44,6 +44,7 @@ import sentencepiece as spm  # noqa: E402
 from headwise_trainer import (MarianConfig, MarianMTModel, attach_gates, beam_search,  # noqa: E402
                               export_checkpoint, forced_logits, greedy, head_layout, layout_summary)
 from headwise_trainer.model.gates import gates  # noqa: E402
+from headwise_trainer.threads import set_threads  # noqa: E402
 
 MIN_MARGIN = 2e-3
 LOGIT_STD = 4.0  # std of the logits of random inputs
@@ -382,7 +383,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="write only this checkpoint (repeatable)")
     parser.add_argument("--num-sources", type=int, default=NUM_SOURCES)
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
+    set_threads(1)  # torch's and OpenBLAS's: its float32 sums depend on its thread count
     names = [s.name for s in SPECS]
     chosen = args.only or names
     unknown = [n for n in chosen if n not in names]
