@@ -163,8 +163,8 @@ def main():
     n = len(torch_fp32["texts"])
     print(f"{n} lines of {args.src}, batch 1 greedy (max {args.max_len} tokens), "
           f"{args.threads} thread(s); load average {os.getloadavg()[0]:.1f}")
-    print(f"| engine | CPU ms/line | wall ms/line | peak RSS MiB | speed vs PyTorch fp32 (CPU) "
-          f"| RSS vs PyTorch fp32 | identical to PyTorch fp32 |")
+    print("| engine | CPU ms/line | wall ms/line | peak RSS MiB | speed vs PyTorch fp32 (CPU) "
+          "| RSS vs PyTorch fp32 | identical to PyTorch fp32 |")
     print("|---|---|---|---|---|---|---|")
     for r in results:
         same = sum(a == b for a, b in zip(r["texts"], torch_fp32["texts"]))

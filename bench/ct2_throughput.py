@@ -25,7 +25,6 @@ inter_threads=1 and intra_threads=--threads, device "cpu".
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 

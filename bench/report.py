@@ -12,7 +12,6 @@ import argparse
 import json
 import re
 import sys
-from collections import defaultdict
 
 UNIT_TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 

@@ -36,7 +36,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import struct
 import subprocess
 import sys

@@ -85,7 +85,10 @@ def add_search(p) -> None:
 
 
 def add_threads(p, default: int = 2, help: str = None) -> None:
-    p.add_argument("--threads", type=int, default=default, help=help)
+    """--threads: torch's threads and those of the OpenBLAS it calls (threads.set_threads)."""
+    p.add_argument("--threads", type=int, default=default,
+                   help=help or "threads of torch and of the OpenBLAS it calls for fp32 "
+                                "(default %(default)s)")
 
 
 def add_device(p, help: str) -> None:

@@ -86,7 +86,7 @@ def add_prune(sub) -> None:
                    help="bf16: the forward pass under bf16 autocast (weights, gates, Adam, the "
                         "loss and the penalty stay fp32); auto (default): bf16 where the CPU "
                         "has AMX or AVX-512 BF16 or the GPU supports bf16, else fp32")
-    add_threads(o, help="torch threads")
+    add_threads(o)
     add_device(o, "where to train (default cpu)")
     r = p.add_argument_group("reporting and output")
     r.add_argument("--log-every", type=int, default=20,

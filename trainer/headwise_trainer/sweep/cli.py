@@ -22,7 +22,7 @@ def _common(p) -> None:
     add_vocab(p, "the model's")
     p.add_argument("--limit", type=int, default=0,
                    help="score the first N test sentences only (0: all; for trials)")
-    add_threads(p, 1, "torch threads (default 1)")
+    add_threads(p, 1)
     p.add_argument("--searches", default="greedy,beam4",
                    help="searches every point is scored with: greedy and/or beam4 (beam 4, "
                         "length penalty 1; default %(default)s)")

@@ -87,7 +87,7 @@ def add_train(sub) -> None:
                    help="bf16: forward matrix products under bf16 autocast (weights, Adam and "
                         "the loss stay fp32); auto (default): bf16 where the CPU has AMX or "
                         "AVX-512 BF16 or the GPU supports bf16, else fp32")
-    add_threads(o, help="torch threads per process")
+    add_threads(o, help="threads per process, torch's and OpenBLAS's (default %(default)s)")
     r = t.add_argument_group("evaluation, early stopping and checkpoints")
     r.add_argument("--eval-every", type=int, default=500,
                    help="steps between dev evaluations (0: never); each one also writes a "
