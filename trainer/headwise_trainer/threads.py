@@ -11,6 +11,7 @@ goes through oneDNN, which follows torch's setting). set_threads sets both.
 from __future__ import annotations
 
 import ctypes
+import os
 from typing import Optional
 
 import torch
@@ -19,8 +20,8 @@ import torch
 def _openblas() -> Optional[ctypes.CDLL]:
     """The OpenBLAS that torch calls, or None when the BLAS is another library (the reference
     BLAS of DEVELOPERS.md, MKL in PyPI's torch, which follows torch.set_num_threads)."""
-    try:
-        lib = ctypes.CDLL("libblas.so.3")  # mapped already by torch: the same library
+    try:  # only the libblas.so.3 that torch has loaded (RTLD_NOLOAD: never load one here)
+        lib = ctypes.CDLL("libblas.so.3", mode=os.RTLD_NOLOAD)
     except OSError:
         return None
     return lib if hasattr(lib, "openblas_set_num_threads") else None
