@@ -161,6 +161,19 @@ def test_resume_on_another_device_says_so(corpus, tmp_path):
     assert ckpt_state(out)["step"] == 3
 
 
+def test_bf16_on_a_cpu_without_native_bf16_is_noted(monkeypatch):
+    from headwise_trainer.training import train as tr
+    cpu = torch.device("cpu")
+    monkeypatch.setattr(tr, "cpu_has_bf16", lambda: False)
+    assert "26x" in tr.slow_precision_note("bf16", cpu)
+    assert tr.slow_precision_note("fp32", cpu) is None
+    assert tr.resolve_precision("auto", cpu) == "fp32"
+    monkeypatch.setattr(tr, "cpu_has_bf16", lambda: True)
+    assert tr.slow_precision_note("bf16", cpu) is None
+    assert tr.resolve_precision("auto", cpu) == "bf16"
+    assert tr.slow_precision_note("bf16", torch.device("cuda", 0)) is None
+
+
 def test_corrupt_resume_file_is_a_clear_error(corpus, tmp_path):
     run_training(train_args(corpus, tmp_path / "c", "--steps", "10", "--checkpoint-every", "5"),
                  log=lambda m: None)

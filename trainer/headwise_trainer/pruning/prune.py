@@ -222,6 +222,10 @@ def run_prune(args, log=print) -> dict:
             f"{PENALTY_DOC[args.penalty]}; {n_train / 1e6:.2f}M trainable parameters"
             f"{' (encoder + gates only)' if args.encoder_only else ''}; {len(train.src)} train "
             f"pairs, {len(batcher.epoch_batches(0))} batches/epoch; precision {args.precision}")
+    from ..training.train import slow_precision_note
+    note = slow_precision_note(args.precision, device)
+    if note:
+        log(f"prune: {note}")
     model.freeze_pad_rows()  # the <pad> row keeps its value (zero in our and OPUS-MT models)
     model.train()
     start_step = step

@@ -34,6 +34,7 @@ import datetime
 import glob
 import json
 import os
+from typing import Optional
 
 import torch
 
@@ -95,6 +96,17 @@ def cpu_has_bf16() -> bool:
     except OSError:
         return False
     return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def slow_precision_note(precision: str, device: torch.device) -> Optional[str]:
+    """A note for the log when bf16 autocast runs on a CPU that has no native bf16: torch then
+    converts every operand, 26x slower than fp32 on an AVX2-only EPYC
+    (bench/results/2026-12-06-train-precision-avx2.md); None otherwise."""
+    if precision != "bf16" or device.type != "cpu" or cpu_has_bf16():
+        return None
+    return ("note: bf16 autocast on a CPU without native bf16 (no AMX or AVX-512 BF16) converts "
+            "every operand and trains many times slower than fp32 (26x on an AVX2-only CPU); "
+            "--precision auto picks fp32 on such a CPU")
 
 
 def deterministic_cuda() -> None:
@@ -238,6 +250,9 @@ def run_training(args, log=print) -> dict:
         if getattr(args, "head_layout", None):
             args.head_layout = spec_text(args.head_layout)  # run.json records the spec itself
     rlog = RunLog(args.out, log, is_main)
+    note = slow_precision_note(args.precision, device)
+    if note:
+        rlog(f"train: {note}")
     trained_on = (state or {}).get("train_args", {}).get("device")
     if trained_on and trained_on != device.type:
         # --device is not fixed by the checkpoint: a GPU run can go on on the CPU and back
