@@ -76,6 +76,8 @@ case "${1:-}" in
     RUNS=${RUNS:-$DEV/runs}
     DATA=${DATA:-$DEV/corpus}
     mkdir -p "$OUT" "$DATA"
+    # (the rule of cpu_has_bf16 in trainer/headwise_trainer/training/train.py, read without
+    # importing torch, so that a PY without it still gets its own error below)
     if [[ "$DEVICE" == cpu && "$PRECISION" == bf16 ]] && ! grep -qE 'amx_bf16|avx512_bf16' /proc/cpuinfo; then
       echo "device-shapes: this CPU has no native bf16 (AMX or AVX-512 BF16): bf16 autocast would" \
            "train 26x slower than fp32; set PRECISION=fp32" >&2

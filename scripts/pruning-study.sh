@@ -103,6 +103,7 @@ OUT_DIR=${OUT_DIR:-models/en-de/sweep}
 SETTLE_ROOT=${SETTLE_ROOT:-$ROOT-settled}
 MD=${MD:-docs/pruning-results.md}
 RECORDS=${RECORDS:-models/en-de/sweep/records/$(basename "$ROOT")}
+SETTLE_RECORDS=$(dirname "$RECORDS")/$(basename "$SETTLE_ROOT")
 
 train() { /usr/bin/python3 trainer/headwise-train "$@"; }
 seeds_in() {  # the seeds other than 1 that the points of setting $2 in sweep directory $1 have:
@@ -133,7 +134,7 @@ copy_results() {  # the result files of every point of sweep directory $1 that h
 archive() { copy_results "${1:-$ROOT}" "${2:-$RECORDS}"; }
 restore() { copy_results "${2:-$RECORDS}" "${1:-$ROOT}" keep; }
 runs() { train sweep runs "$@" --precision "$PRECISION"; archive; }
-settle_runs() { train sweep runs "$@" --precision "$PRECISION"; archive "$SETTLE_ROOT" "$(dirname "$RECORDS")/$(basename "$SETTLE_ROOT")"; }
+settle_runs() { train sweep runs "$@" --precision "$PRECISION"; archive "$SETTLE_ROOT" "$SETTLE_RECORDS"; }
 common=(--root "$ROOT" --data "$DATA" --vocab "$START" --threads "$THREADS")
 expected() {  # the point names the report lists as missing until they have a result
   local names="base" l
@@ -144,7 +145,7 @@ expected() {  # the point names the report lists as missing until they have a re
 
 case "${1:-}" in
   enc|all|rank|phase2) restore ;;
-  settle) restore "$SETTLE_ROOT" "$(dirname "$RECORDS")/$(basename "$SETTLE_ROOT")" ;;
+  settle) restore "$SETTLE_ROOT" "$SETTLE_RECORDS" ;;
 esac
 case "${1:-}" in
   enc|all)
