@@ -6,14 +6,13 @@
 // x_<family> (the portable loop's time over the family's), same_<family> (1 if its output was
 // bit-identical to the portable loop's in the last iteration; the tests check this, the bench
 // only reports it), macs; the label names the family Int8Gemm dispatches to.
-// op/int8_layouts (x86 with AVX-512 VNNI): the avx512-vnni family on the file's row-major
-// weights against the same product on the VNNI-packed layout
-// (kernels/int8_gemm_avx512vnni_packed.h, what the int8 operators run on this CPU), in turn
-// within each iteration: us_row_major, us_packed, x_packed (row-major time over packed), same
-// (bit-identical).
-// op/int8_step/SIZE/rows:R (x86 with AVX-512 VNNI): every matrix one decode step of the SIZE
+// op/int8_layouts (x86 where the dispatched family packs: avx512-vnni, avx2): that family on the
+// file's row-major weights against its kernel on the packed layout (kernels/int8_packed.h, what
+// the int8 operators run on this CPU), in turn within each iteration: us_row_major, us_packed,
+// x_packed (row-major time over packed), same (bit-identical); the label names both.
+// op/int8_step/SIZE/rows:R (the same CPUs): every matrix one decode step of the SIZE
 // model reads (per decoder layer self-attention qkv and out, cross-attention q and out, fc1,
-// fc2; then lm_head), VNNI-packed, R rows through all of them: us (this thread's CPU time per
+// fc2; then lm_head), packed, R rows through all of them: us (this thread's CPU time per
 // step), weight_GBps (packed bytes read per second), weight_MB. The shipped size's 4.8 MB stay
 // in a last-level cache of this machine's size, the base size's 38 MB come from memory
 // (model/decode_bandwidth puts a whole step beside a plain streaming read).
@@ -27,7 +26,7 @@
 #include "bench/bench_util.h"
 #include "bench/synthetic_model.h"
 #include "kernels/int8_gemm.h"
-#include "kernels/int8_gemm_avx512vnni_packed.h"
+#include "kernels/int8_packed.h"
 
 namespace headwise::bench {
 namespace {
@@ -86,10 +85,12 @@ void BM_Int8Families(benchmark::State& state, size_t in, size_t out, size_t rows
   state.SetLabel(std::string("dispatched: ") + kernels::Int8GemmKernelName());
 }
 
-#ifdef HEADWISE_INT8_AVX512VNNI
 void BM_Int8Layouts(benchmark::State& state, size_t in, size_t out, size_t rows) {
-  if (!kernels::Int8Avx512VnniPackedAvailable()) {
-    state.SkipWithError("this CPU lacks AVX-512 VNNI");
+  const kernels::Int8PackedKernel& pk = kernels::Int8PackedKernelHere();
+  if (pk.gemm == nullptr) {
+    const std::string why = std::string("the int8 family here (") +
+                            kernels::Int8GemmKernelName() + ") has no packed kernel";
+    state.SkipWithError(why.c_str());
     return;
   }
   Operands op(in, out, rows);
@@ -102,12 +103,12 @@ void BM_Int8Layouts(benchmark::State& state, size_t in, size_t out, size_t rows)
   for (auto _ : state) {
     double t0 = ThreadCpuSeconds();
     a.y = y_row.data();
-    kernels::Int8GemmAvx512Vnni(a, 0, out);
+    kernels::Int8Gemm(a, 0, out);
     benchmark::DoNotOptimize(y_row.data());
     row_s += ThreadCpuSeconds() - t0;
     t0 = ThreadCpuSeconds();
     a.y = y_packed.data();
-    kernels::Int8GemmAvx512VnniPacked(a, packed.data(), 0, out);
+    pk.gemm(a, packed.data(), 0, out);
     benchmark::DoNotOptimize(y_packed.data());
     packed_s += ThreadCpuSeconds() - t0;
   }
@@ -118,13 +119,15 @@ void BM_Int8Layouts(benchmark::State& state, size_t in, size_t out, size_t rows)
   state.counters["same"] =
       std::memcmp(y_row.data(), y_packed.data(), y_row.size() * sizeof(float)) == 0 ? 1 : 0;
   state.counters["macs"] = static_cast<double>(rows * in * out);
+  state.SetLabel(std::string(kernels::Int8GemmKernelName()) + " vs " + pk.name);
 }
-#endif
 
-#ifdef HEADWISE_INT8_AVX512VNNI
 void BM_Int8Step(benchmark::State& state, ModelSize z, size_t rows) {
-  if (!kernels::Int8Avx512VnniPackedAvailable()) {
-    state.SkipWithError("this CPU lacks AVX-512 VNNI");
+  const kernels::Int8PackedKernel& pk = kernels::Int8PackedKernelHere();
+  if (pk.gemm == nullptr) {
+    const std::string why = std::string("the int8 family here (") +
+                            kernels::Int8GemmKernelName() + ") has no packed kernel";
+    state.SkipWithError(why.c_str());
     return;
   }
   const size_t d = z.d_model, f = z.ffn;
@@ -155,7 +158,7 @@ void BM_Int8Step(benchmark::State& state, ModelSize z, size_t rows) {
     for (Packed& p : mats) {
       kernels::Int8GemmArgs a = p.op.Args(p.in, p.out, rows);
       a.y = y.data();
-      kernels::Int8GemmAvx512VnniPacked(a, p.w.data(), 0, p.out);
+      pk.gemm(a, p.w.data(), 0, p.out);
     }
     benchmark::DoNotOptimize(y.data());
     seconds += ThreadCpuSeconds() - t0;
@@ -164,8 +167,8 @@ void BM_Int8Step(benchmark::State& state, ModelSize z, size_t rows) {
   state.counters["us"] = seconds / iterations * 1e6;
   state.counters["weight_GBps"] = static_cast<double>(bytes) * iterations / seconds / 1e9;
   state.counters["weight_MB"] = static_cast<double>(bytes) / 1e6;
+  state.SetLabel(pk.name);
 }
-#endif
 
 }  // namespace
 
@@ -184,7 +187,6 @@ void RegisterInt8KernelBenchmarks(const BenchConfig& config) {
                                  "/rows:" + std::to_string(rows);
         auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Int8Families, s.in, s.out, rows);
         if (config.smoke) b->Iterations(3);
-#ifdef HEADWISE_INT8_AVX512VNNI
         // 32 rows: a batch of 32 decode steps.
         for (size_t r : rows == 20 ? std::vector<size_t>{20, 32} : std::vector<size_t>{rows}) {
           const std::string lname = std::string("op/int8_layouts/") + z.name + "/" + s.name +
@@ -192,16 +194,13 @@ void RegisterInt8KernelBenchmarks(const BenchConfig& config) {
           auto* lb = benchmark::RegisterBenchmark(lname.c_str(), BM_Int8Layouts, s.in, s.out, r);
           if (config.smoke) lb->Iterations(3);
         }
-#endif
       }
     }
-#ifdef HEADWISE_INT8_AVX512VNNI
     for (size_t rows : {1, 2, 4}) {
       const std::string name = std::string("op/int8_step/") + z.name + "/rows:" + std::to_string(rows);
       auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Int8Step, z, rows);
       if (config.smoke) b->Iterations(3);
     }
-#endif
   }
 }
 

@@ -1,17 +1,10 @@
 #include "int8_packed_store.h"
 
-#include <cstring>
-
-#include "kernels/int8_gemm.h"
-#include "kernels/int8_gemm_avx512vnni_packed.h"
+#include "kernels/int8_packed.h"
 
 namespace headwise {
 
-bool Int8PackedStore::PacksHere() {
-  static const bool packs = kernels::Int8Avx512VnniPackedAvailable() &&
-                            std::strcmp(kernels::Int8GemmKernelName(), "avx512-vnni") == 0;
-  return packs;
-}
+bool Int8PackedStore::PacksHere() { return kernels::Int8PackedKernelHere().gemm != nullptr; }
 
 const uint8_t* Int8PackedStore::Get(const int8_t* w, size_t n, size_t k, const MappedFile& file) {
   if (!PacksHere() || file.size() == 0) return nullptr;

@@ -1,9 +1,9 @@
-// runtime/src/int8_packed_store.h: the VNNI-packed copies of a Model's int8 weight matrices
-// (kernels/int8_gemm_avx512vnni_packed.h), made once per Model on first use and shared by every
-// Translator and batch lane of it.
+// runtime/src/int8_packed_store.h: the packed copies of a Model's int8 weight matrices
+// (kernels/int8_packed.h), made once per Model on first use and shared by every Translator and
+// batch lane of it.
 //
-// Used where the int8 products dispatch to the avx512-vnni family (not amx, whose tiles read the
-// row-major rows, nor a family chosen with HEADWISE_INT8_KERNEL) and the Model maps its file:
+// Used where the dispatched int8 family has a packed kernel (kernels::Int8PackedKernelHere():
+// avx512-vnni and avx2; not amx, whose tiles read the row-major rows) and the Model maps its file:
 // packing a matrix releases its pages of the mapping (MappedFile::ReleasePages), so its weights
 // are held once, in the packed layout. A model loaded from memory (the caller's buffer) is never
 // packed: both copies would stay. Whoever reads single rows of a matrix that may be packed (the
@@ -29,7 +29,7 @@ namespace headwise {
 
 class Int8PackedStore {
  public:
-  // True when this process packs int8 weights (the dispatched int8 family is avx512-vnni).
+  // True when this process packs int8 weights (the dispatched int8 family has a packed kernel).
   static bool PacksHere();
 
   // The packed copy of the row-major w [n, k] that `file` maps, made and its pages released on

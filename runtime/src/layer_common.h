@@ -18,7 +18,7 @@ inline float AttentionScale(uint32_t head_dim) {
 }
 
 // kernels::EmbedTokens over a table of any weight type: the kernel of its dtype (F32, F16,
-// I8 with row scales; an I8 table's rows from `packed`, its VNNI-packed copy, when non-null),
+// I8 with row scales; an I8 table's rows from `packed`, its packed copy, when non-null),
 // EmbedTokensWidened for a dtype without one.
 void EmbedTokens(const WeightView& table, const int32_t* ids, size_t rows, size_t dim,
                  float scale, const float* positions, size_t position_stride, float* out,

@@ -64,7 +64,7 @@ struct Model::Impl {
   // Null when the file carries no tokenizer (source_spm, target_spm and vocab all empty).
   std::unique_ptr<Tokenizer> tokenizer;
 
-  // The VNNI-packed copies of the int8 matrices the layers' operators read (made when the first
+  // The packed copies of the int8 matrices the layers' operators read (made when the first
   // Translator creates its operators; int8_packed_store.h). Mutable: a cache of the immutable
   // weights above, thread-safe.
   mutable Int8PackedStore int8_packed;

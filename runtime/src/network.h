@@ -43,7 +43,7 @@ struct Network {
   std::vector<EncoderLayerOps> encoder;
   std::vector<DecoderLayerOps> decoder;
   FullyConnected lm_head;  // d -> V with final_logits_bias
-  // The VNNI-packed copies of the embedding tables where lm_head's operator packed the table
+  // The packed copies of the embedding tables where lm_head's operator packed the table
   // they share (int8_packed_store.h), else null: the lookups then read those rows.
   const uint8_t* encoder_embed_packed = nullptr;
   const uint8_t* decoder_embed_packed = nullptr;

@@ -9,7 +9,7 @@
 #include "common/half.h"
 #include "kernels/f32_gemv.h"
 #include "kernels/int8_gemm.h"
-#include "kernels/int8_gemm_avx512vnni_packed.h"
+#include "kernels/int8_packed.h"
 #include "kernels/softmax.h"
 #include "parallel.h"
 
@@ -42,7 +42,7 @@ void LayoutShortlist(const Model::Impl& model, const TranslatorLimits& limits, A
   buf->row = c.Take<float>({C});
   switch (model.lm_head.dtype) {
     case DType::kI8:
-      // The gathered rows, row-major or VNNI-packed (Prepare): room for the larger, the packed.
+      // The gathered rows, row-major or packed (Prepare): room for the larger, the packed.
       buf->w8 = c.Take<int8_t>({kernels::Int8VnniPackedBytes(C, static_cast<size_t>(d))});
       buf->w8_scale = c.Take<float>({C});
       buf->bias = c.Take<float>({C});
@@ -192,12 +192,10 @@ void ShortlistOutput::RunInt8(size_t rows, const float* x, float* logits, Worker
   a.out_max = std::numeric_limits<float>::infinity();
   constexpr size_t kTile = 64;  // as fc_int8.cc: a multiple of the kernels' 4 channels
   ParallelTiles(workers, n, kTile, rows * d * n, WorkKind::kInt8, [&](size_t begin, size_t count) {
-#ifdef HEADWISE_INT8_AVX512VNNI
     if (packed_) {
-      return kernels::Int8GemmAvx512VnniPacked(a, reinterpret_cast<const uint8_t*>(b.w8), begin,
-                                               begin + count);
+      return kernels::Int8PackedKernelHere().gemm(a, reinterpret_cast<const uint8_t*>(b.w8), begin,
+                                                  begin + count);
     }
-#endif
     kernels::Int8Gemm(a, begin, begin + count);
   });
   for (size_t r = 0; r < rows; ++r) {

@@ -16,7 +16,7 @@
 //   - I8 weights: the union's int8 rows, their scales and bias entries are gathered into the
 //     arena once per call, and the int8 kernel (kernels/int8_gemm.h; exact int32 sums and the
 //     same scalar finish on every kernel family) runs over them; identical to the full product
-//     on every CPU. Where lm_head's operator runs on the Model's VNNI-packed copy, the rows are
+//     on every CPU. Where lm_head's operator runs on the Model's packed copy (kernels/int8_packed.h), the rows are
 //     gathered from it still packed (4-byte groups) and the packed kernel runs over them.
 //   - F32 weights: kernels::F32Gemv on the model's rows in place, one call per run of
 //     consecutive ids and row; identical to the full product wherever that reads the weights
@@ -57,7 +57,7 @@ struct ShortlistBuffers {
   int32_t* run_first = nullptr;  // [C] first id of each run of consecutive ids
   int32_t* run_length = nullptr; // [C]
   int32_t* run_offset = nullptr; // [C] index in `ids` of each run's first id
-  int8_t* w8 = nullptr;          // I8: [C, d] gathered rows, or their VNNI-packed layout
+  int8_t* w8 = nullptr;          // I8: [C, d] gathered rows, or their packed layout
   float* w8_scale = nullptr;     // I8: [C]
   float* bias = nullptr;         // I8: [C] gathered final_logits_bias
   float* out = nullptr;          // I8: [R, C] the union's logits before the scatter
@@ -114,7 +114,7 @@ class ShortlistOutput {
   const Int8Scratch* int8_ = nullptr;
   size_t size_ = 0;
   size_t runs_ = 0;
-  bool packed_ = false;  // I8: w8 holds the union's rows VNNI-packed (from lm_head's packed copy)
+  bool packed_ = false;  // I8: w8 holds the union's rows packed (from lm_head's packed copy)
 };
 
 }  // namespace headwise

@@ -1,6 +1,6 @@
-// The VNNI-packed int8 weights (runtime/src/int8_packed_store.h): a model loaded from a file
+// The packed int8 weights (runtime/src/int8_packed_store.h): a model loaded from a file
 // runs its layers' int8 products on the Model's packed copies where this CPU packs (x86 with the
-// avx512-vnni family dispatched), a model loaded from memory reads the file's rows in place, and
+// avx512-vnni or the avx2 family dispatched), a model loaded from memory reads the file's rows in place, and
 // both give the same bits: forced logits, beam hypotheses and scores, on 1 and 2 threads, with
 // and without a vocabulary shortlist (which gathers rows of the packed lm_head, tied to the
 // embeddings that the lookups read packed too). The store packs a matrix once and hands every
@@ -16,7 +16,7 @@
 
 #include "common/mapped_file.h"
 #include "int8_packed_store.h"
-#include "kernels/int8_gemm_avx512vnni_packed.h"
+#include "kernels/int8_packed.h"
 #include "tests/runtime/test_model.h"
 
 namespace headwise {
@@ -107,8 +107,10 @@ TEST_P(Int8PackedModelTest, AFileModelTranslatesAsTheSameModelReadInPlace) {
   for (int threads : {1, 2}) {
     const Output got = Translate(from_file, o, threads, shortlist);
     if (Int8PackedStore::PacksHere()) {
-      EXPECT_NE(got.paths.find("int8: avx512-vnni-packed"), std::string::npos) << got.paths;
-      EXPECT_EQ(got.paths.find("int8: avx512-vnni,"), std::string::npos) << got.paths;
+      const std::string packed = std::string("int8: ") + kernels::Int8PackedKernelHere().name;
+      const std::string row_major = std::string("int8: ") + kernels::Int8GemmKernelName() + ",";
+      EXPECT_NE(got.paths.find(packed), std::string::npos) << got.paths;
+      EXPECT_EQ(got.paths.find(row_major), std::string::npos) << got.paths;
     } else {
       EXPECT_EQ(got.paths.find("-packed"), std::string::npos) << got.paths;
     }
@@ -121,8 +123,8 @@ TEST_P(Int8PackedModelTest, AFileModelTranslatesAsTheSameModelReadInPlace) {
         << threads << " threads: scores differ";
   }
   if (!Int8PackedStore::PacksHere()) {
-    GTEST_SKIP() << "this CPU does not pack int8 weights (no AVX-512 VNNI, or another int8 "
-                    "family dispatched): both models read in place";
+    GTEST_SKIP() << "this CPU does not pack int8 weights (the dispatched int8 family has no "
+                    "packed kernel): both models read in place";
   }
 }
 

@@ -1,4 +1,5 @@
-// The x86 int8 kernel families (AVX-512 VNNI, AVX-VNNI, AMX) against the reference loop: every
+// The x86 int8 kernel families (AVX-512 VNNI, AVX-VNNI, AMX, and the packed-layout kernels of
+// AVX-512 VNNI and AVX2) against the reference loop: every
 // family this CPU can run must give Int8GemmReference's output bit for bit (the same int32 sums,
 // the same finish), on every row count 1..40 (single rows, beams, remainders of every tile
 // height), inputs that are and are not multiples of the vector and tile widths, channel ranges
@@ -15,9 +16,11 @@
 #include "kernels/cpu_x86.h"
 #include "kernels/int8_gemm.h"
 #include "kernels/int8_gemm_amx.h"
+#include "kernels/int8_gemm_avx2_packed.h"
 #include "kernels/int8_gemm_avx512vnni.h"
 #include "kernels/int8_gemm_avx512vnni_packed.h"
 #include "kernels/int8_gemm_avxvnni.h"
+#include "kernels/int8_packed.h"
 
 namespace headwise::kernels {
 namespace {
@@ -31,20 +34,22 @@ struct Family {
   const char* needs;
 };
 
-// The packed-layout kernel (the int8 operators run it on the Model's packed copies, not
+// A packed-layout kernel (the int8 operators run it on the Model's packed copies, not
 // Int8Gemm's dispatch) behind the families' signature: the first `end` channels of a.w packed
 // per call, then the packed product.
+template <Int8PackedGemmFn kGemm>
 void PackedGemm(const Int8GemmArgs& a, size_t begin, size_t end) {
   std::vector<uint8_t> packed(Int8VnniPackedBytes(end, a.k));
   PackInt8Vnni(a.w, end, a.k, packed.data());
-  Int8GemmAvx512VnniPacked(a, packed.data(), begin, end);
+  kGemm(a, packed.data(), begin, end);
 }
 
 const Family kFamilies[] = {
     {"avx512_vnni", Int8Avx512VnniAvailable, Int8GemmAvx512Vnni,
      "AVX-512 F/BW/VL/VNNI with zmm state enabled by the OS"},
-    {"avx512_vnni_packed", Int8Avx512VnniPackedAvailable, PackedGemm,
+    {"avx512_vnni_packed", Int8Avx512VnniPackedAvailable, PackedGemm<Int8GemmAvx512VnniPacked>,
      "AVX-512 F/BW/VL/VNNI with zmm state enabled by the OS"},
+    {"avx2_packed", Int8Avx2PackedAvailable, PackedGemm<Int8GemmAvx2Packed>, "AVX2"},
     {"avx_vnni", Int8AvxVnniAvailable, Int8GemmAvxVnni, "AVX-VNNI and AVX2"},
     {"amx", Int8AmxAvailable, Int8GemmAmx,
      "AMX-TILE/AMX-INT8, tile state enabled and granted by the OS (arch_prctl), and AVX-512 VNNI"},
@@ -235,6 +240,24 @@ TEST(Int8VnniPacked, GatheredRowsArePackedAsThoughGatheredFirst) {
   PackInt8Vnni(rows.data(), ids.size(), k, want.data());
   GatherInt8VnniPacked(packed.data(), k, ids.data(), ids.size(), got.data());
   EXPECT_EQ(got, want);
+}
+
+TEST(Int8Packed, TheDispatchedFamilysPackedKernelIsTheOneThatRuns) {
+  // avx512-vnni and avx2 read the packed layout; amx (row-major tiles), avx-vnni and portable
+  // do not pack.
+  const std::string family = Int8GemmKernelName();
+  const Int8PackedKernel& k = Int8PackedKernelHere();
+  if (family == "avx512-vnni" || family == "avx2") {
+    ASSERT_NE(k.gemm, nullptr) << family;
+    EXPECT_EQ(std::string(k.name), family + "-packed");
+  } else {
+    EXPECT_EQ(k.gemm, nullptr) << family;
+    EXPECT_EQ(k.name, nullptr) << family;
+  }
+  size_t n = 0;
+  const Int8PackedKernel* all = Int8PackedKernelsAvailable(&n);
+  EXPECT_EQ(n, static_cast<size_t>(Int8Avx512VnniPackedAvailable()) + Int8Avx2PackedAvailable());
+  for (size_t i = 0; i < n; ++i) EXPECT_NE(all[i].gemm, nullptr);
 }
 
 TEST(CpuX86, ExtensionsImplyTheirPrerequisites) {

@@ -1,8 +1,9 @@
 // The int8 path: activations quantized per row at run time, int32 sums (kernels/int8_gemm.h,
 // which picks the CPU's kernel), fused parts one after the other on the same quantized input.
 // The parts are read in place from the model, or, where FcParams::int8_packed is set and this
-// CPU packs (x86 with the avx512-vnni family dispatched), from the Model's VNNI-packed copies
-// (int8_packed_store.h; their row-major pages released): the same bits either way.
+// CPU packs (x86 with the avx512-vnni or the avx2 family dispatched: kernels/int8_packed.h),
+// from the Model's packed copies (int8_packed_store.h; their row-major pages released): the same
+// bits either way.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -10,7 +11,7 @@
 #include "fc/fc_path.h"
 #include "int8_packed_store.h"
 #include "kernels/int8_gemm.h"
-#include "kernels/int8_gemm_avx512vnni_packed.h"
+#include "kernels/int8_packed.h"
 #include "parallel.h"
 
 namespace headwise {
@@ -21,7 +22,7 @@ class Int8Path final : public FcPath {
   // One part, read in place.
   struct Part {
     const int8_t* w = nullptr;      // [rows, in]
-    const uint8_t* packed = nullptr;  // its VNNI-packed copy (the Model's), or null
+    const uint8_t* packed = nullptr;  // its packed copy (the Model's), or null
     const float* scale = nullptr;   // [rows]
     const float* bias = nullptr;    // [rows]
     size_t rows = 0;
@@ -41,7 +42,8 @@ class Int8Path final : public FcPath {
   }
 
   std::string KernelName(size_t /*rows*/) const override {
-    return std::string("int8: ") + kernels::Int8GemmKernelName() + (packed_ ? "-packed" : "");
+    return std::string("int8: ") +
+           (packed_ ? kernels::Int8PackedKernelHere().name : kernels::Int8GemmKernelName());
   }
 
  private:
@@ -62,12 +64,10 @@ class Int8Path final : public FcPath {
       a.y_stride = out_stride_;
       a.out_min = out_min_;
       a.out_max = out_max_;
-#ifdef HEADWISE_INT8_AVX512VNNI
       if (p.packed != nullptr) {
-        kernels::Int8GemmAvx512VnniPacked(a, p.packed, lo, hi);
+        kernels::Int8PackedKernelHere().gemm(a, p.packed, lo, hi);
         return;
       }
-#endif
       kernels::Int8Gemm(a, lo, hi);
     });
   }

@@ -69,7 +69,7 @@ struct FcParams {
   // (MappedFile::ReleasePages); they are read again from the file if anything else reads them.
   // Used during Create only.
   const MappedFile* weight_pages = nullptr;
-  // Non-null (with weight_pages): the int8 path reads the VNNI-packed copies this store keeps
+  // Non-null (with weight_pages): the int8 path reads the packed copies this store keeps
   // of the parts' matrices where this CPU packs them (int8_packed_store.h: once per Model,
   // shared, the row-major pages released). Null for matrices that are also read row by row
   // (lm_head, tied to the embeddings and gathered by the shortlist). Must outlive the operator.

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "common/half.h"
-#include "kernels/int8_gemm_avx512vnni_packed.h"
+#include "kernels/int8_packed.h"
 #include "kernels/vec.h"
 
 namespace headwise::kernels {

@@ -25,7 +25,7 @@ void EmbedTokensF16(const uint16_t* embed, const int32_t* ids, size_t rows, size
 void EmbedTokensI8(const int8_t* embed, const float* row_scale, const int32_t* ids, size_t rows,
                    size_t dim, float scale, const float* positions, size_t position_stride,
                    float* out);
-// The same from the VNNI-packed copy of the table (kernels/int8_gemm_avx512vnni_packed.h, k =
+// The same from the packed copy of the table (kernels/int8_packed.h, k =
 // dim): the same bytes, so the same floats.
 void EmbedTokensI8Packed(const uint8_t* packed, const float* row_scale, const int32_t* ids,
                          size_t rows, size_t dim, float scale, const float* positions,

@@ -25,6 +25,8 @@
 // every path and for every split of [begin, end) (thread count); QuantizeRowsDynamic gives
 // QuantizeRowsReference's bytes and scales for finite x (the x86 families share the AVX2
 // quantizer).
+// Where a Model maps its file, the avx512-vnni and avx2 families run on packed copies of the
+// weights instead (kernels/int8_packed.h), with the same results.
 #ifndef HEADWISE_RUNTIME_KERNELS_INT8_GEMM_H_
 #define HEADWISE_RUNTIME_KERNELS_INT8_GEMM_H_
 

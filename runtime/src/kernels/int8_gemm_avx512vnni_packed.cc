@@ -4,41 +4,9 @@
 #include <cstring>
 
 #include "kernels/int8_gemm_avx512vnni.h"
+#include "kernels/int8_packed.h"
 
 namespace headwise::kernels {
-
-size_t Int8VnniPackedBytes(size_t n, size_t k) {
-  return (n + kVnniTile - 1) / kVnniTile * ((k + 3) / 4) * kVnniGroupBytes;
-}
-
-void PackInt8Vnni(const int8_t* w, size_t n, size_t k, uint8_t* out) {
-  const size_t k4 = (k + 3) / 4, padded = (n + kVnniTile - 1) / kVnniTile * kVnniTile;
-  for (size_t o = 0; o < padded; ++o) {
-    for (size_t g = 0; g < k4; ++g) {
-      uint8_t* dst = out + Int8VnniPackedOffset(o, g, k4);
-      for (size_t b = 0; b < 4; ++b) {
-        const size_t i = 4 * g + b;
-        const int v = o < n && i < k ? w[o * k + i] : 0;
-        dst[b] = static_cast<uint8_t>(v + 128);
-      }
-    }
-  }
-}
-
-void GatherInt8VnniPacked(const uint8_t* packed, size_t k, const int32_t* ids, size_t count,
-                          uint8_t* out) {
-  const size_t k4 = (k + 3) / 4, padded = (count + kVnniTile - 1) / kVnniTile * kVnniTile;
-  for (size_t j = 0; j < padded; ++j) {
-    if (j >= count) {  // past the last row: w = 0
-      for (size_t g = 0; g < k4; ++g) std::memset(out + Int8VnniPackedOffset(j, g, k4), 128, 4);
-      continue;
-    }
-    const size_t o = static_cast<size_t>(ids[j]);
-    for (size_t g = 0; g < k4; ++g) {
-      std::memcpy(out + Int8VnniPackedOffset(j, g, k4), packed + Int8VnniPackedOffset(o, g, k4), 4);
-    }
-  }
-}
 
 #ifdef HEADWISE_INT8_AVX512VNNI
 
@@ -46,14 +14,6 @@ namespace {
 
 constexpr size_t kRowChunk = 256;  // rows whose corrections are held at a time (stack)
 constexpr int kBlocksPerTile = 4;
-
-// The 4 bytes of x row `row` from input 4 g on, zero past k (packed weights there are w = 0,
-// but x past its row is the next row's bytes, which must not count).
-inline int32_t XGroup(const int8_t* row, size_t g, size_t k) {
-  int32_t v = 0;
-  std::memcpy(&v, row + 4 * g, std::min<size_t>(4, k - 4 * g));
-  return v;
-}
 
 // Group g of a tile: its 4 blocks' 64 bytes (block j at wb[j] + g * kVnniGroupBytes) against
 // the 4 bytes xg[r] of each row, broadcast, into acc.
@@ -109,7 +69,7 @@ HEADWISE_TARGET_AVX512VNNI void Tile(const Int8GemmArgs& a, const uint8_t* packe
   }
   if (full < k4) {
 #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) xg[r] = XGroup(x + r * k, full, k);
+    for (int r = 0; r < R; ++r) xg[r] = Int8PackedXGroup(x + r * k, full, k);
     Group<R>(wb, full, xg, acc);
   }
   const __m512 lo = _mm512_set1_ps(a.out_min), hi = _mm512_set1_ps(a.out_max);
