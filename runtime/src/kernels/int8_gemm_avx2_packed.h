@@ -9,7 +9,8 @@
 // across lanes at the end, and the finish is vectorized 8 channels at a time. The tile of 64
 // channels is read front to back, one stream, where the row-major family reads 4 rows of w at
 // once (4 streams). Passes of R rows x NV vectors with R * NV = 8 accumulators (R = 1: NV = 8,
-// the whole group; R = 2: 4; R = 3 and 4: 2, the weights held in registers across the rows).
+// the whole group; R = 2: 4; R = 3 and 4: 2, the weights held in registers across the rows);
+// the first pass over a tile prefetches whole groups ahead of it.
 //
 // Contract: int8_packed.h's (bit-identical to Int8GemmReference: exact int32 sums, then the
 // reference's multiply, add and clamp lane by lane; AVX2 has no FMA to contract them into).
