@@ -30,8 +30,10 @@
 # THREADS (default 4) the threads of each training and scoring process; TRAIN_SECONDS=0 trains
 # without a time bound.
 #
-# Without a GPU, in the background on the 2-core machine (each shape on its own core; about 3 h
-# for 256:6 and 4-5 h for 384:3; a rerun resumes each from its newest checkpoint). 5,250 steps of
+# Without a GPU, in the background on the 2-core machine (each shape on its own core; a rerun
+# resumes each from its newest checkpoint; in fp32 on a 2-vCPU AMD EPYC with AVX2 only, 256:6
+# trained at 875-930 tok/s, about 4.5 s a step, some 6.5 h for 5,250 steps; 384:3 is larger
+# still; the earlier estimate of 3 h and 4-5 h came from the AVX-512 machine). 5,250 steps of
 # the same recipe are what de-base-v5 ran, whose mean of steps 4,500-5,250 scored 40.46 BLEU
 # greedy on the test split (models/en-de/training/README.md), so v5 is the 256:3 reference:
 #   DEVICE=cpu PY=/usr/bin/python3 THREADS=1 TRAIN_SECONDS=0 STEPS=5250 SHAPES="256:6 384:3" \
