@@ -2,7 +2,6 @@
 #include "kernels/int8_packed.h"
 
 #include <cstring>
-#include <iterator>
 
 #include "kernels/int8_gemm_avx2_packed.h"
 #include "kernels/int8_gemm_avx512vnni_packed.h"
@@ -77,21 +76,6 @@ const Int8PackedKernel& Choose() {
 const Int8PackedKernel& Int8PackedKernelHere() {
   static const Int8PackedKernel& chosen = Choose();
   return chosen;
-}
-
-const Int8PackedKernel* Int8PackedKernelsAvailable(size_t* count) {
-  static const auto list = [] {
-    struct List {
-      Int8PackedKernel k[std::size(kPacked)];
-      size_t n = 0;
-    } l;
-    for (const Entry& e : kPacked) {
-      if (e.available != nullptr && e.available()) l.k[l.n++] = e.kernel;
-    }
-    return l;
-  }();
-  *count = list.n;
-  return list.k;
 }
 
 }  // namespace headwise::kernels

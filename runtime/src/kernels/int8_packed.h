@@ -84,11 +84,6 @@ struct Int8PackedKernel {
 // (amx, whose tiles read the row-major rows; avx-vnni; the ARM families; portable).
 const Int8PackedKernel& Int8PackedKernelHere();
 
-// Every packed kernel compiled in for this architecture whose CPU support is present, for the
-// tests and benchmarks (each is checked against the reference whatever the dispatch); *count
-// receives their number.
-const Int8PackedKernel* Int8PackedKernelsAvailable(size_t* count);
-
 }  // namespace headwise::kernels
 
 #endif  // HEADWISE_RUNTIME_KERNELS_INT8_PACKED_H_
