@@ -11,9 +11,11 @@
 # Stages: base (export the mean of the newest AVG checkpoints as F16, dev curve PNG), eval (test
 # split, greedy and beam 4), prune (L0 gates on all three attention types, LAMBDA, PRUNE_STEPS;
 # gated F16 checkpoint and its test scores), analyze (head analysis of both on ANALYZE_SENTENCES
-# dev sentences), install (copy into models/en-de, convert both .hwm with int8 weights), demo,
-# card (the demo sentences through the runtime, then the model card's generated tables:
-# `headwise-train model-card`).
+# dev sentences), shortlist (the vocabulary shortlist of the training split, `headwise-train
+# shortlist` with its defaults, and what it costs on the test split, greedy and beam 4, on and off:
+# bench/shortlist.py into eval/shortlist-*.json), install (copy into models/en-de, convert both
+# .hwm with int8 weights and the shortlist), demo, card (the demo sentences through the runtime,
+# then the model card's generated tables: `headwise-train model-card`).
 # Environment (defaults below): RUN, CORPUS, VOCAB, WORK, THREADS, DEVICE, AVG, LAMBDA,
 # PRIOR and OFFSET (a run warm-started with `train --init-from`: the history.json of the run it
 # continues and the step at which it began, for the dev curve),
@@ -23,7 +25,9 @@
 # must have been pruned from WORK/base-checkpoint), PRUNE_EVAL_VARIANTS (default full,gated),
 # PRUNE_EVAL_BEAM4_BASELINE (0: beam 4 scores only the pruned variants; the base's beam-4 score
 # is the eval stage's), ANALYZE_SENTENCES, EVAL_LIMIT (first N test
-# sentences only, for a dry run; 0 = all), MODELS (default models/en-de).
+# sentences only, for a dry run; 0 = all), MODELS (default models/en-de), SHORTLIST (1, the
+# default: the .hwm files carry the shortlist; 0: they do not, the shortlist stage does nothing
+# and install removes eval/shortlist-*.json, so that the card does not describe one).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -46,6 +50,7 @@ MODELS=${MODELS:-models/en-de}
 PRIOR=${PRIOR:-}
 PRUNED=${PRUNED:-}
 OFFSET=${OFFSET:-0}
+SHORTLIST=${SHORTLIST:-1}
 
 train() { /usr/bin/python3 trainer/headwise-train "$@"; }
 say() { echo "ship-en-de: $*"; }
@@ -122,16 +127,48 @@ stage_analyze() {
   done
 }
 
+# The shipped checkpoint directory of each .hwm file.
+hwm_source() { [[ $1 == base.hwm ]] && echo base-checkpoint || echo checkpoint; }
+
+stage_shortlist() {
+  if [[ $SHORTLIST == 0 ]]; then say "SHORTLIST=0: no shortlist"; return; fi
+  [[ -f "$WORK/base-checkpoint/model.safetensors" ]] || { echo "ship-en-de: $WORK/base-checkpoint is missing (run the base stage)" >&2; exit 1; }
+  mkdir -p "$MODELS/eval"
+  if [[ ! -f "$WORK/shortlist.tsv" ]]; then
+    train shortlist --data "$CORPUS" --vocab "$WORK/base-checkpoint" --out "$WORK/shortlist.tsv" \
+      --report-split dev --json "$MODELS/eval/shortlist-build.json"
+  fi
+  cmake --preset default >/dev/null
+  cmake --build --preset default --target headwise-convert headwise_python -- -j"$(nproc)"
+  for hwm in base.hwm model.hwm; do
+    local ckpt="$WORK/$(hwm_source "$hwm")"
+    [[ -f "$ckpt/model.safetensors" ]] || { echo "ship-en-de: $ckpt is missing (run the earlier stages)" >&2; exit 1; }
+    /usr/bin/python3 bench/shortlist.py "$ckpt" --shortlist "$WORK/shortlist.tsv" \
+      --convert build/default/converter/headwise-convert --translate build/default \
+      --data "$CORPUS" --split test --limit "$EVAL_LIMIT" --speed-lines 0 --formats int8 \
+      --beams 1,4 --threads "$THREADS" --out "$WORK/shortlist-check" \
+      --json "$MODELS/eval/shortlist-$hwm.json"
+  done
+}
+
 stage_install() {
   for d in base-checkpoint checkpoint; do
     [[ -f "$WORK/$d/model.safetensors" ]] || { echo "ship-en-de: $WORK/$d is missing (run the earlier stages)" >&2; exit 1; }
     rm -rf "${MODELS:?}/$d" && cp -r "$WORK/$d" "$MODELS/$d"
   done
+  local shortlist=()
+  if [[ $SHORTLIST == 0 ]]; then
+    rm -f "$MODELS"/eval/shortlist-*.json
+  else
+    [[ -f "$WORK/shortlist.tsv" ]] || { echo "ship-en-de: $WORK/shortlist.tsv is missing (run the shortlist stage, or set SHORTLIST=0)" >&2; exit 1; }
+    shortlist=(--shortlist "$WORK/shortlist.tsv")
+  fi
   cmake --preset default >/dev/null
   cmake --build --preset default --target headwise-convert -- -j"$(nproc)"
   local convert=build/default/converter/headwise-convert
-  "$convert" "$MODELS/checkpoint" -o "$MODELS/model.hwm" --weights int8 --force
-  "$convert" "$MODELS/base-checkpoint" -o "$MODELS/base.hwm" --weights int8 --force
+  for hwm in model.hwm base.hwm; do
+    "$convert" "$MODELS/$(hwm_source "$hwm")" -o "$MODELS/$hwm" --weights int8 --force "${shortlist[@]}"
+  done
   ls -l "$MODELS"/*.hwm
 }
 
@@ -153,10 +190,10 @@ stage_card() {
 }
 
 stages=("$@")
-((${#stages[@]})) || stages=(base eval prune analyze install demo card)
+((${#stages[@]})) || stages=(base eval prune analyze shortlist install demo card)
 for s in "${stages[@]}"; do
   case "$s" in
-    base | eval | prune | analyze | install | demo | card) say "stage $s"; "stage_$s" ;;
-    *) echo "ship-en-de: unknown stage '$s' (base eval prune analyze install demo card)" >&2; exit 2 ;;
+    base | eval | prune | analyze | shortlist | install | demo | card) say "stage $s"; "stage_$s" ;;
+    *) echo "ship-en-de: unknown stage '$s' (base eval prune analyze shortlist install demo card)" >&2; exit 2 ;;
   esac
 done

@@ -56,6 +56,13 @@ def models(tmp_path):
     _write(str(d / "demo.json"),
            {"sources": ["Open the file."], "models": ["model.hwm"], "search": "greedy",
             "translations": {"model.hwm": ["Öffnen Sie die Datei."]}})
+    sl_run = {"format": "int8", "beam": 4, "bleu_on": 41.8, "bleu_off": 41.93, "identical": 5,
+              "union_mean_line": 1100.7, "union_mean_batch": 3462.3, "vocab_size": 8000}
+    _write(str(d / "eval" / "shortlist-base.hwm.json"),
+           {"split": "test", "lines": 6, "batch": 16, "runs": [sl_run],
+            "shortlist_header": {"description": "top 100 per source piece by dice"}})
+    _write(str(d / "eval" / "shortlist-build.json"),
+           {"coverage": {"dev": {"lines": 2560, "tokens_inside": 0.98048, "lines_inside": 0.8012}}})
     (d / "README.md").write_text("# Card\n\nWritten by hand.\n\n" + model_card.BEGIN + "\nold\n"
                                  + model_card.END + "\n\n## Limitations\nby hand too\n",
                                  encoding="utf-8")
@@ -80,6 +87,10 @@ def test_card_tables_come_from_the_records(models):
     assert "| decoder self | 3 | 4 |  | 7 |" in gen
     assert "lambda `0.015`" in gen and "steps `800`" in gen
     assert "| Open the file. | Öffnen Sie die Datei. |" in gen
+    assert ("| `base.hwm` | int8 | beam 4 | 6 | 41.80 | 41.93 | -0.13 | 5 | 1101 | 3462 of 8,000 |"
+            in gen)
+    assert "Shortlist: top 100 per source piece by dice." in gen
+    assert "allows 98.05% of the reference pieces, every piece of 80.1% of the 2,560" in gen
     assert "| 2,000 | 1 | 2.520 | 17.15 | 46.40 |" in gen
     assert "Best dev BLEU 17.15 at step 2,000; stopped early: no." in gen
     assert "mean of steps 1500, 1750, 2000" in gen
@@ -90,8 +101,9 @@ def test_card_tables_come_from_the_records(models):
 def test_card_without_some_records_leaves_their_sections_out(models):
     os.remove(models / "pruning-eval.json")
     os.remove(models / "demo.json")
+    os.remove(models / "eval" / "shortlist-base.hwm.json")
     gen = model_card.generated_section(str(models))
-    assert "pruned model" not in gen and "Demo" not in gen
+    assert "pruned model" not in gen and "Demo" not in gen and "shortlist" not in gen
     assert "`new-base` | greedy" in gen
 
 
@@ -104,6 +116,9 @@ def test_card_errors(models, tmp_path):
         model_card.generated_section(str(models))
     with pytest.raises(model_card.ModelCardError, match="no model card"):
         model_card.write_card(str(tmp_path / "nowhere"))
+    _write(str(models / "eval" / "shortlist-model.hwm.json"), {"split": "test", "runs": [{}]})
+    with pytest.raises(model_card.ModelCardError, match="shortlist-model.hwm.json: not a bench"):
+        model_card.shortlist_section(str(models))
 
 
 def test_cli_reports_a_demo_without_sentences(models):

@@ -12,6 +12,8 @@ kept). Every number comes from a record; the generator states no fact of its own
 - training/dev-curve.png                       `plot-run` (linked when present)
 - demo.json                                    the demo sentences translated by the runtime
                                                (`model-card --demo` writes it)
+- eval/shortlist-<name>.hwm.json              bench/shortlist.py --json: the vocabulary
+                                               shortlist the .hwm files carry, on against off
 """
 from __future__ import annotations
 
@@ -165,6 +167,52 @@ def pruned_section(models_dir: str) -> List[str]:
     return lines
 
 
+SHORTLIST_FILE = re.compile(r"^shortlist-(?P<model>.+\.hwm)\.json$")
+
+
+def shortlist_section(models_dir: str) -> List[str]:
+    """The shortlist's cost in quality: one bench/shortlist.py record per shipped model."""
+    d = os.path.join(models_dir, "eval")
+    recs = []
+    if os.path.isdir(d):
+        recs = [(m["model"], _load(os.path.join(d, f)))
+                for f in sorted(os.listdir(d)) for m in [SHORTLIST_FILE.match(f)] if m]
+    if not recs:
+        return []
+    rows, header = [], None
+    for model, rec in recs:
+        try:
+            header = header or rec.get("shortlist_header", {})
+            for r in rec["runs"]:
+                search = "greedy" if r["beam"] <= 1 else f"beam {r['beam']}"
+                rows.append([f"`{model}`", r["format"], search, f"{rec['lines']:,}",
+                             _num(r["bleu_on"]), _num(r["bleu_off"]),
+                             f"{r['bleu_on'] - r['bleu_off']:+.2f}",
+                             f"{r['identical']:,}", f"{r['union_mean_line']:.0f}",
+                             f"{r['union_mean_batch']:.0f} of {r['vocab_size']:,}"])
+        except (KeyError, TypeError) as e:
+            raise ModelCardError(f"eval/shortlist-{model}.json: not a bench/shortlist.py "
+                                 f"record ({e!r})") from e
+    batch = recs[0][1].get("batch", "?")
+    lines = ["### Vocabulary shortlist", "",
+             f"The output layer computed only over the pieces the shortlist allows for a "
+             f"batch's lines, against the whole vocabulary, on the {recs[0][1]['split']} split, "
+             f"{batch} lines per call (`eval/shortlist-NAME.hwm.json`, written by "
+             "`bench/shortlist.py --json`; `--no-shortlist` in the CLI turns it off).", "",
+             _table(rows, ["model", "weights", "search", "sentences", "BLEU on", "BLEU off",
+                           "change", "identical lines", "union / line",
+                           f"union / {batch} lines"]), ""]
+    if header and header.get("description"):
+        lines += [f"Shortlist: {header['description']}.", ""]
+    build = _load(os.path.join(d, "shortlist-build.json"))
+    for split, cov in sorted(((build or {}).get("coverage") or {}).items()):
+        lines += [f"On the {split} split it allows {100 * cov['tokens_inside']:.2f}% of the "
+                  f"reference pieces, every piece of {100 * cov['lines_inside']:.1f}% of the "
+                  f"{cov['lines']:,} references (`eval/shortlist-build.json`, `headwise-train "
+                  "shortlist --json`).", ""]
+    return lines
+
+
 def training_section(models_dir: str) -> List[str]:
     hist = _load(os.path.join(models_dir, "training", "history.json"))
     run = _load(os.path.join(models_dir, "training", "run.json"))
@@ -219,6 +267,7 @@ def generated_section(models_dir: str) -> str:
     lines = [BEGIN, ""]
     lines += test_section(eval_records(models_dir))
     lines += pruned_section(models_dir)
+    lines += shortlist_section(models_dir)
     lines += demo_section(models_dir)
     lines += training_section(models_dir)
     lines.append(END)
