@@ -302,3 +302,26 @@ def test_gpu_choices_checked_without_a_gpu(monkeypatch):
     run_state.set_rng_state(old, torch.device("cuda", 5))  # no entry for it: stays as seeded
     run_state.set_rng_state(st, torch.device("cpu"))       # a GPU run resumed on the CPU
     assert calls == [([1], 1), ([11], 1)]
+
+
+def test_launcher_stops_workers_that_hang_after_finishing(capfd):
+    """A worker that marked itself done but never exits (torch's gloo teardown can deadlock) is
+    stopped GRACE seconds later and is not a failure; a worker's failure is the exit code."""
+    import time
+    from headwise_trainer.training import launch as ddp_launch
+    worker = ("import os, sys, time\n"
+              "sys.path.insert(0, sys.argv[1])\n"
+              "from headwise_trainer.training.launch import mark_done\n"
+              "rank = int(os.environ['RANK'])\n"
+              "mark_done(rank)\n"
+              "if rank == 1 and sys.argv[2] == 'hang':\n"
+              "    time.sleep(120)\n"
+              "sys.exit(3 if rank == 1 and sys.argv[2] == 'fail' else 0)\n")
+    trainer = os.path.join(os.path.dirname(__file__), "..", "..", "trainer")
+    cmd = [sys.executable, "-c", worker, trainer]
+    t0 = time.monotonic()
+    assert ddp_launch.launch(2, ["hang"], command=cmd, grace=1.0) == 0
+    assert time.monotonic() - t0 < 60
+    assert "worker(s) 1 finished but did not exit 1 s later" in capfd.readouterr().err
+    assert ddp_launch.launch(2, ["fail"], command=cmd, grace=1.0) == 3
+    assert ddp_launch.launch(2, ["ok"], command=cmd, grace=1.0) == 0

@@ -3,17 +3,29 @@
 torchrun sets the same environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT)
 and works too where it runs; Debian 12's torchrun (torch 1.13 on Python 3.11) fails before
 starting any worker (AttributeError in torch.distributed.elastic's to_map), hence this launcher.
+
+A worker that has finished can still hang in torch's teardown: ProcessGroupGloo's destructor
+joins its worker threads while holding the GIL, and a gloo thread that is freeing a tensor with
+a Python object waits for the GIL (seen with torch 1.13: the process never exits and its store
+thread spins a core). So each worker marks itself done (mark_done) once its last collective has
+returned and everything it writes is written, and the launcher stops the workers that are still
+alive GRACE_SECONDS after every rank marked itself done, saying so on stderr.
 """
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from typing import List
+from typing import List, Optional, Sequence
 
 from ..paths import ENTRY
+
+DONE_ENV = "HEADWISE_DDP_DONE_DIR"
+GRACE_SECONDS = 30.0
 
 
 def _free_port() -> int:
@@ -34,27 +46,59 @@ def strip_nproc(argv: List[str]) -> List[str]:
     return out
 
 
-def launch(nproc: int, argv: List[str]) -> int:
-    """Runs `headwise-train <argv>` in nproc processes; returns the first non-zero exit code
-    (the other workers are then stopped) or 0."""
+def mark_done(rank: int) -> None:
+    """Tells the launcher (when this process has one) that rank `rank` has nothing left to do
+    but exit: called after the last collective, before the process group's teardown."""
+    d = os.environ.get(DONE_ENV)
+    if not d:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with open(os.path.join(d, f"rank-{rank}"), "w", encoding="utf-8"):
+        pass
+
+
+def launch(nproc: int, argv: List[str], command: Optional[Sequence[str]] = None,
+           grace: float = GRACE_SECONDS) -> int:
+    """Runs `headwise-train <argv>` (or `command + argv`) in nproc processes; returns the first
+    non-zero exit code (the other workers are then stopped) or 0. Workers still alive `grace`
+    seconds after every rank called mark_done are stopped and do not count as failures."""
+    command = list(command) if command is not None else [sys.executable, ENTRY]
     port = _free_port()
-    procs = []
-    for rank in range(nproc):
-        env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(nproc),
-                   LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-        procs.append(subprocess.Popen([sys.executable, ENTRY, *argv], env=env))
-    rc = 0
-    while procs:
-        for p in list(procs):
-            code = p.poll()
-            if code is None:
-                continue
-            procs.remove(p)
-            if code != 0 and rc == 0:
-                rc = code
-                print(f"headwise-train: a worker exited with code {code}; stopping the others",
-                      file=sys.stderr)
-                for q in procs:
-                    q.terminate()
-        time.sleep(0.2)
-    return rc
+    done_dir = tempfile.mkdtemp(prefix="headwise-ddp-")
+    procs = {}
+    try:
+        for rank in range(nproc):
+            env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(nproc),
+                       LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1",
+                       MASTER_PORT=str(port), **{DONE_ENV: done_dir})
+            procs[rank] = subprocess.Popen([*command, *argv], env=env)
+        rc, all_done_at = 0, None
+        while procs:
+            for rank, p in list(procs.items()):
+                code = p.poll()
+                if code is None:
+                    continue
+                del procs[rank]
+                if code != 0 and rc == 0:
+                    rc = code
+                    print(f"headwise-train: a worker exited with code {code}; stopping the "
+                          f"others", file=sys.stderr)
+                    for q in procs.values():
+                        q.terminate()
+            if all_done_at is None and len(os.listdir(done_dir)) == nproc:
+                all_done_at = time.monotonic()
+            if procs and all_done_at is not None and time.monotonic() - all_done_at > grace:
+                print(f"headwise-train: worker(s) {', '.join(map(str, sorted(procs)))} finished "
+                      f"but did not exit {grace:.0f} s later (a known hang of torch's gloo "
+                      f"process-group teardown); stopping them", file=sys.stderr)
+                for p in procs.values():
+                    p.kill()
+                    p.wait()
+                procs.clear()
+            time.sleep(0.2)
+        return rc
+    finally:
+        for p in procs.values():
+            p.kill()
+        shutil.rmtree(done_dir, ignore_errors=True)

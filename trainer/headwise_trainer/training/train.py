@@ -49,6 +49,7 @@ from ..model.import_model import load_start_model
 from ..model.keep_heads import apply_spec, parse_spec, spec_text
 from ..model.marian import MarianMTModel
 from . import dev_eval
+from .launch import mark_done
 from .loop import TrainingLoop, args_dict, param_checksum
 from .lr_schedule import learning_rate
 from .train_log import RunLog, bleu_summary, hms
@@ -162,6 +163,15 @@ def _dist_info(device: torch.device):
         torch.distributed.init_process_group("nccl" if device.type == "cuda" else "gloo",
                                              timeout=datetime.timedelta(hours=2))
     return rank, world
+
+
+def _end_process_group(rank: int) -> None:
+    """Every rank: a last barrier, then done for the launcher (launch.mark_done: from here on
+    nothing is lost if the teardown hangs and the launcher stops the process), then the process
+    group's teardown."""
+    torch.distributed.barrier()
+    mark_done(rank)
+    torch.distributed.destroy_process_group()
 
 
 def _clean_temporaries(run_dir: str) -> None:
@@ -316,7 +326,7 @@ def _train(args, state, resume_path, device, rank, world, log: RunLog) -> dict:
                 f"{args.min_delta} in {args.patience} evaluations; best {best['dev_bleu']} at "
                 f"step {best['step']}); nothing to do")
             if world > 1:
-                torch.distributed.destroy_process_group()
+                _end_process_group(rank)
             return {"step": step, "epoch": epoch, "history": history, "best": best,
                     "stopped_early": True}
     elif is_main:
@@ -354,13 +364,14 @@ def _train(args, state, resume_path, device, rank, world, log: RunLog) -> dict:
             f"{hms(loop.train_seconds())}")
     if world > 1:
         # DDP's reducer holds the process group. Freed by this frame's teardown after
-        # destroy_process_group, the group's last reference went with it and the process hung
-        # now and then (about 1 run in 40 under load, torch 1.13 gloo: the main thread stuck
-        # on the return, a gloo thread alive). So DDP goes first, while every rank is here.
+        # destroy_process_group, the reducer took the group's last reference with it, and
+        # ~ProcessGroupGloo, run with the GIL held, joined a gloo thread that was waiting for
+        # the GIL to free a tensor: a deadlock, about 1 run in 40 under load (torch 1.13, seen
+        # in gdb). So DDP goes first, while the group is alive and every rank is here; what
+        # is left of the race is the launcher's to end (launch.py).
         loop.net = None
         del net
         gc.collect()
-        torch.distributed.barrier()
-        torch.distributed.destroy_process_group()
+        _end_process_group(rank)
     return {"step": step, "epoch": epoch, "history": history, "best": best,
             "stopped_early": stopped}
