@@ -344,7 +344,36 @@ def test_rank_against_random_and_sinks_against_closed_heads():
     l0["heads_source"]["encoder_self"] = 4
     sinks = [r for r in verdict_rows([l0], Comparisons(), "greedy", analysis)
              if "Sink" in r[0]][0]
-    assert sinks[2] == "met" and "2 closed heads mean sink share 0.700, 2 kept 0.200" in sinks[3]
+    # The two highest of four closed: the largest difference of the 6 labellings, p = 1/6, not
+    # evidence.
+    assert sinks[2] == "not met", sinks
+    assert "2 closed heads mean sink share 0.700, 2 kept 0.200 (permutation p = 0.167)" in sinks[3]
+    # Eight heads, the four highest closed: p = 1/70: met.
+    analysis["blocks"][0]["heads"] = [{"head": h, "sink": s, "relevance": 0.125} for h, s in
+                                      enumerate([0.1, 0.3, 0.8, 0.6, 0.2, 0.9, 0.7, 0.05])]
+    l0["gates"]["log_alpha"]["enc"] = [2.0, 1.5, -1.0, -2.0, 1.0, -3.0, -1.5, 2.5]
+    l0["layout"]["enc"] = [0, 1, 4, 7]
+    l0["heads_source"]["encoder_self"] = 8
+    sinks = [r for r in verdict_rows([l0], Comparisons(), "greedy", analysis)
+             if "Sink" in r[0]][0]
+    assert sinks[2] == "met", sinks
+    assert "4 closed heads mean sink share 0.750, 4 kept 0.163 (permutation p = 0.0143)" in sinks[3]
+
+
+def test_sink_permutation_p_exact_and_sampled():
+    from headwise_trainer.sweep import claims
+    assert claims.sink_permutation_p([0.5, 0.5], [0.5, 0.5]) == 1.0  # ties count: no evidence
+    assert claims.sink_permutation_p([0.1], [0.2, 0.3]) == 1.0        # the lowest closed
+    assert abs(claims.sink_permutation_p([0.3], [0.1, 0.2]) - 1 / 3) < 1e-12
+    # 40 of 48 (C(48, 40) labellings: sampled, seeded): the same answer twice; with the
+    # 40 highest closed far from chance, with interleaved shares near 0.5.
+    high = [1.0 + i for i in range(40)]
+    low = [0.01 * i for i in range(8)]
+    p = claims.sink_permutation_p(high, low)
+    assert p == claims.sink_permutation_p(high, low) and p < 1e-3
+    mixed = claims.sink_permutation_p([i / 48 for i in range(0, 48, 6)],
+                                      [i / 48 for i in range(48) if i % 6])
+    assert 0.2 < mixed < 0.8
 
 
 def test_gates_sorts_unsettled_gates_by_their_last_move(tmp_path, capsys):

@@ -196,9 +196,42 @@ def claim_rank_beats_random(points, cmp, search) -> Tuple[str, str]:
     return MET, "; ".join(out)
 
 
+# The sink claim's test: one-sided permutation test of "closed heads' mean sink share above the
+# kept heads'" (the labels shuffled over the point's heads, the counts kept); every labelling
+# when there are at most SINK_EXACT_LIMIT of them, else SINK_DRAWS seeded draws.
+SINK_ALPHA = 0.05
+SINK_EXACT_LIMIT = 200_000
+SINK_DRAWS = 20_000
+
+
+def sink_permutation_p(closed: Sequence[float], kept_: Sequence[float]) -> float:
+    """P(mean of a random len(closed)-subset of all shares minus the mean of the rest >= the
+    observed difference): the one-sided p-value of closed above kept. Deterministic."""
+    import itertools
+    import math
+
+    import numpy as np
+    values = np.asarray(list(closed) + list(kept_), dtype=np.float64)
+    n, k = len(values), len(closed)
+    total = values.sum()
+
+    def diff(sum_closed):
+        return sum_closed / k - (total - sum_closed) / (n - k)
+    observed = diff(float(np.sum(values[:k])))
+    eps = 1e-12 * max(1.0, abs(observed))  # equal sums in another order count as equal
+    if math.comb(n, k) <= SINK_EXACT_LIMIT:
+        sums = [values[list(c)].sum() for c in itertools.combinations(range(n), k)]
+        return float(np.mean([diff(x) >= observed - eps for x in sums]))
+    rng = np.random.default_rng(0)
+    hits = sum(diff(float(values[rng.permutation(n)[:k]].sum())) >= observed - eps
+               for _ in range(SINK_DRAWS))
+    return (hits + 1) / (SINK_DRAWS + 1)
+
+
 def claim_sinks(points, analysis: Optional[dict]) -> Tuple[str, str]:
     """Sink-dominated heads are the ones L0 closes first: at the smallest lambda of each setting
-    that closed heads (seed 1), the closed heads' mean sink share against the kept heads'."""
+    that closed heads (seed 1), the closed heads' mean sink share above the kept heads', with a
+    one-sided permutation p-value below SINK_ALPHA at every such point."""
     if analysis is None:
         return NOT_MEASURABLE, "no analysis file with sink shares"
     sink = {(_block_name(b), h["head"]): h.get("sink") for b in analysis["blocks"]
@@ -221,9 +254,10 @@ def claim_sinks(points, analysis: Optional[dict]) -> Tuple[str, str]:
             continue
         any_pt = True
         mc, mo = sum(closed) / len(closed), sum(open_) / len(open_)
-        ok = ok and mc > mo
+        p = sink_permutation_p(closed, open_)
+        ok = ok and mc > mo and p < SINK_ALPHA
         parts.append(f"{pt['name']}: {len(closed)} closed heads mean sink share {mc:.3f}, "
-                     f"{len(open_)} kept {mo:.3f}")
+                     f"{len(open_)} kept {mo:.3f} (permutation p = {p:.3g})")
     if not any_pt:
         return NOT_MEASURABLE, "no L0 point with gates that closed some heads and kept others"
     return (MET if ok else NOT_MET), "; ".join(parts)
@@ -250,7 +284,8 @@ def verdict_rows(points: Sequence[dict], cmp: Comparisons, search: str,
     """[(claim, paper, verdict, evidence)] for one search."""
     rows = [(text, paper, *fn(points, cmp, search)) for text, paper, fn in CLAIMS]
     rows.append(("Sink-dominated heads (attention on the first token or EOS) are the ones L0 "
-                 "closes first (met: closed heads' mean sink share above the kept heads')",
+                 "closes first (met: closed heads' mean sink share above the kept heads', "
+                 f"one-sided permutation test p < {SINK_ALPHA})",
                  "not in the paper", *claim_sinks(points, analysis)))
     return rows
 
