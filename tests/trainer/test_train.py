@@ -325,3 +325,40 @@ def test_launcher_stops_workers_that_hang_after_finishing(capfd):
     assert "worker(s) 1 finished but did not exit 1 s later" in capfd.readouterr().err
     assert ddp_launch.launch(2, ["fail"], command=cmd, grace=1.0) == 3
     assert ddp_launch.launch(2, ["ok"], command=cmd, grace=1.0) == 0
+
+
+def test_launcher_killed_from_outside_takes_its_workers_with_it(tmp_path):
+    """A launcher killed with SIGKILL (a test's timeout) leaves no worker behind (Linux)."""
+    import signal
+    import subprocess
+    import time
+    trainer = os.path.join(os.path.dirname(__file__), "..", "..", "trainer")
+    worker = ("import os, sys, time\n"
+              "open(os.path.join(sys.argv[1], 'pid-' + os.environ['RANK']), 'w')"
+              ".write(str(os.getpid()))\n"
+              "time.sleep(120)\n")
+    launcher = ("import sys\n"
+                "sys.path.insert(0, sys.argv[1])\n"
+                "from headwise_trainer.training.launch import launch\n"
+                "launch(2, [sys.argv[2]], command=[sys.executable, '-c', sys.argv[3]])\n")
+    p = subprocess.Popen([sys.executable, "-c", launcher, trainer, str(tmp_path), worker])
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.glob("pid-*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pids = [int(f.read_text()) for f in sorted(tmp_path.glob("pid-*"))]
+    assert len(pids) == 2
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        # A zombie (killed, not yet reaped by init) is gone too.
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1][0] != "Z"
+    deadline = time.monotonic() + 30
+    while any(alive(q) for q in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(q) for q in pids)

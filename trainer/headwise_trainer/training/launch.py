@@ -9,7 +9,9 @@ joins its worker threads while holding the GIL, and a gloo thread that is freein
 a Python object waits for the GIL (seen with torch 1.13: the process never exits and its store
 thread spins a core). So each worker marks itself done (mark_done) once its last collective has
 returned and everything it writes is written, and the launcher stops the workers that are still
-alive GRACE_SECONDS after every rank marked itself done, saying so on stderr.
+alive GRACE_SECONDS after every rank marked itself done, saying so on stderr. On Linux the
+workers also die with the launcher (PR_SET_PDEATHSIG), so a launcher killed from outside (a
+test's timeout, a job scheduler) leaves no worker behind.
 """
 from __future__ import annotations
 
@@ -46,6 +48,19 @@ def strip_nproc(argv: List[str]) -> List[str]:
     return out
 
 
+def _die_with_parent() -> None:
+    """preexec_fn of a worker: SIGKILL when the launcher's thread that started it exits (Linux;
+    elsewhere nothing)."""
+    try:
+        import ctypes
+        import signal
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
 def mark_done(rank: int) -> None:
     """Tells the launcher (when this process has one) that rank `rank` has nothing left to do
     but exit: called after the last collective, before the process group's teardown."""
@@ -72,7 +87,9 @@ def launch(nproc: int, argv: List[str], command: Optional[Sequence[str]] = None,
             env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(nproc),
                        LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1",
                        MASTER_PORT=str(port), **{DONE_ENV: done_dir})
-            procs[rank] = subprocess.Popen([*command, *argv], env=env)
+            procs[rank] = subprocess.Popen([*command, *argv], env=env,
+                                           preexec_fn=_die_with_parent if
+                                           sys.platform.startswith("linux") else None)
         rc, all_done_at = 0, None
         while procs:
             for rank, p in list(procs.items()):
