@@ -313,10 +313,11 @@ def test_launcher_stops_workers_that_hang_after_finishing(capfd):
               "sys.path.insert(0, sys.argv[1])\n"
               "from headwise_trainer.training.launch import mark_done\n"
               "rank = int(os.environ['RANK'])\n"
-              "mark_done(rank)\n"
+              "if sys.argv[2] != 'fail':\n"
+              "    mark_done(rank)\n"
               "if rank == 1 and sys.argv[2] == 'hang':\n"
               "    time.sleep(120)\n"
-              "sys.exit(3 if rank == 1 and sys.argv[2] == 'fail' else 0)\n")
+              "sys.exit(3 if rank == 1 and sys.argv[2] in ('fail', 'crash') else 0)\n")
     trainer = os.path.join(os.path.dirname(__file__), "..", "..", "trainer")
     cmd = [sys.executable, "-c", worker, trainer]
     t0 = time.monotonic()
@@ -324,6 +325,10 @@ def test_launcher_stops_workers_that_hang_after_finishing(capfd):
     assert time.monotonic() - t0 < 60
     assert "worker(s) 1 finished but did not exit 1 s later" in capfd.readouterr().err
     assert ddp_launch.launch(2, ["fail"], command=cmd, grace=1.0) == 3
+    capfd.readouterr()
+    # Code 3 after mark_done (a crash in the teardown): reported, the work is complete.
+    assert ddp_launch.launch(2, ["crash"], command=cmd, grace=1.0) == 0
+    assert "worker 1 exited with code 3 after it had finished" in capfd.readouterr().err
     assert ddp_launch.launch(2, ["ok"], command=cmd, grace=1.0) == 0
 
 

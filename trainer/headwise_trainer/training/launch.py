@@ -9,7 +9,8 @@ joins its worker threads while holding the GIL, and a gloo thread that is freein
 a Python object waits for the GIL (seen with torch 1.13: the process never exits and its store
 thread spins a core). So each worker marks itself done (mark_done) once its last collective has
 returned and everything it writes is written, and the launcher stops the workers that are still
-alive GRACE_SECONDS after every rank marked itself done, saying so on stderr. On Linux the
+alive GRACE_SECONDS after every rank marked itself done, saying so on stderr (a worker that
+crashes after marking itself done is reported, not counted as a failure). On Linux the
 workers also die with the launcher (PR_SET_PDEATHSIG), so a launcher killed from outside (a
 test's timeout, a job scheduler) leaves no worker behind.
 """
@@ -77,7 +78,8 @@ def launch(nproc: int, argv: List[str], command: Optional[Sequence[str]] = None,
            grace: float = GRACE_SECONDS) -> int:
     """Runs `headwise-train <argv>` (or `command + argv`) in nproc processes; returns the first
     non-zero exit code (the other workers are then stopped) or 0. Workers still alive `grace`
-    seconds after every rank called mark_done are stopped and do not count as failures."""
+    seconds after every rank called mark_done are stopped, and do not count as failures, nor
+    does a worker that fails after its mark_done (a crash in torch's teardown)."""
     command = list(command) if command is not None else [sys.executable, ENTRY]
     port = _free_port()
     done_dir = tempfile.mkdtemp(prefix="headwise-ddp-")
@@ -97,7 +99,11 @@ def launch(nproc: int, argv: List[str], command: Optional[Sequence[str]] = None,
                 if code is None:
                     continue
                 del procs[rank]
-                if code != 0 and rc == 0:
+                if code != 0 and os.path.exists(os.path.join(done_dir, f"rank-{rank}")):
+                    print(f"headwise-train: worker {rank} exited with code {code} after it had "
+                          f"finished (in torch's process-group teardown); its work is complete",
+                          file=sys.stderr)
+                elif code != 0 and rc == 0:
                     rc = code
                     print(f"headwise-train: a worker exited with code {code}; stopping the "
                           f"others", file=sys.stderr)
