@@ -130,9 +130,16 @@ stage_analyze() {
 # The shipped checkpoint directory of each .hwm file.
 hwm_source() { [[ $1 == base.hwm ]] && echo base-checkpoint || echo checkpoint; }
 
+# Both checkpoints of WORK, or a clear error.
+need_checkpoints() {
+  for d in base-checkpoint checkpoint; do
+    [[ -f "$WORK/$d/model.safetensors" ]] || { echo "ship-en-de: $WORK/$d is missing (run the earlier stages)" >&2; exit 1; }
+  done
+}
+
 stage_shortlist() {
   if [[ $SHORTLIST == 0 ]]; then say "SHORTLIST=0: no shortlist"; return; fi
-  [[ -f "$WORK/base-checkpoint/model.safetensors" ]] || { echo "ship-en-de: $WORK/base-checkpoint is missing (run the base stage)" >&2; exit 1; }
+  need_checkpoints
   mkdir -p "$MODELS/eval"
   if [[ ! -f "$WORK/shortlist.tsv" ]]; then
     train shortlist --data "$CORPUS" --vocab "$WORK/base-checkpoint" --out "$WORK/shortlist.tsv" \
@@ -141,9 +148,7 @@ stage_shortlist() {
   cmake --preset default >/dev/null
   cmake --build --preset default --target headwise-convert headwise_python -- -j"$(nproc)"
   for hwm in base.hwm model.hwm; do
-    local ckpt="$WORK/$(hwm_source "$hwm")"
-    [[ -f "$ckpt/model.safetensors" ]] || { echo "ship-en-de: $ckpt is missing (run the earlier stages)" >&2; exit 1; }
-    /usr/bin/python3 bench/shortlist.py "$ckpt" --shortlist "$WORK/shortlist.tsv" \
+    /usr/bin/python3 bench/shortlist.py "$WORK/$(hwm_source "$hwm")" --shortlist "$WORK/shortlist.tsv" \
       --convert build/default/converter/headwise-convert --translate build/default \
       --data "$CORPUS" --split test --limit "$EVAL_LIMIT" --speed-lines 0 --formats int8 \
       --beams 1,4 --threads "$THREADS" --out "$WORK/shortlist-check" \
@@ -152,8 +157,8 @@ stage_shortlist() {
 }
 
 stage_install() {
+  need_checkpoints
   for d in base-checkpoint checkpoint; do
-    [[ -f "$WORK/$d/model.safetensors" ]] || { echo "ship-en-de: $WORK/$d is missing (run the earlier stages)" >&2; exit 1; }
     rm -rf "${MODELS:?}/$d" && cp -r "$WORK/$d" "$MODELS/$d"
   done
   local shortlist=()

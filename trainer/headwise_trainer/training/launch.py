@@ -62,6 +62,10 @@ def _die_with_parent() -> None:
         pass
 
 
+def _done_file(done_dir: str, rank: int) -> str:
+    return os.path.join(done_dir, f"rank-{rank}")
+
+
 def mark_done(rank: int) -> None:
     """Tells the launcher (when this process has one) that rank `rank` has nothing left to do
     but exit: called after the last collective, before the process group's teardown."""
@@ -70,7 +74,7 @@ def mark_done(rank: int) -> None:
         return
     sys.stdout.flush()
     sys.stderr.flush()
-    with open(os.path.join(d, f"rank-{rank}"), "w", encoding="utf-8"):
+    with open(_done_file(d, rank), "w", encoding="utf-8"):
         pass
 
 
@@ -99,7 +103,7 @@ def launch(nproc: int, argv: List[str], command: Optional[Sequence[str]] = None,
                 if code is None:
                     continue
                 del procs[rank]
-                if code != 0 and os.path.exists(os.path.join(done_dir, f"rank-{rank}")):
+                if code != 0 and os.path.exists(_done_file(done_dir, rank)):
                     print(f"headwise-train: worker {rank} exited with code {code} after it had "
                           f"finished (in torch's process-group teardown); its work is complete",
                           file=sys.stderr)
