@@ -1,9 +1,12 @@
 // Fuzz target: text in, through the embedded tokenizers and the Translator. The model is the
 // API tests' tiny random model (tests/api/test_model.h, loaded by tests/support) with SentencePiece models trained by
 // spm_train at start-up (tests/api/test_model.h), built once. Each input is one text for
-// Model::EncodeSource and, split at '\n', up to 6 lines for Translator::Translate (greedy, or
-// beam 2 when the input's length is odd). What must hold, per headwise.hpp:
+// Model::EncodeSource and SplitSentences and, split at '\n', up to 6 lines for
+// Translator::Translate (beam 2 when the input's length is odd, else greedy with
+// BatchOptions::split_sentences). What must hold, per headwise.hpp:
 //   - EncodeSource: ids inside the vocabulary ending with EOS, or kInvalidUtf8;
+//   - SplitSentences: kInvalidUtf8 exactly when EncodeSource says so, else non-empty spans in
+//     order, inside the text, on character boundaries, with only whitespace around them;
 //   - Translate: one result per line, each line's hypotheses within num_hypotheses, ids inside
 //     the vocabulary, text valid UTF-8; or kInvalidUtf8 / kInputTooLong naming the line.
 #include <cstdint>
@@ -82,6 +85,40 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                ids.status().message().c_str());
   }
 
+  auto spans = headwise::SplitSentences(text);
+  FUZZ_CHECK(spans.ok() == ids.ok() || ids.status().code() != ErrorCode::kInvalidUtf8,
+             "SplitSentences and EncodeSource disagree on UTF-8: %s / %s",
+             spans.status().ToString().c_str(), ids.status().ToString().c_str());
+  if (spans.ok()) {
+    size_t previous_end = 0;
+    const auto blank = [&](size_t from, size_t to) {
+      auto gap = model.EncodeSource(text.substr(from, to - from));
+      return gap.ok() && gap->size() == 1;
+    };
+    const auto boundary = [&](size_t at) {
+      return at == text.size() || (static_cast<unsigned char>(text[at]) & 0xC0) != 0x80;
+    };
+    for (const headwise::SentenceSpan& span : *spans) {
+      FUZZ_CHECK(previous_end <= span.begin && span.begin < span.end && span.end <= text.size(),
+                 "span [%zu, %zu) after %zu in %zu bytes", span.begin, span.end, previous_end,
+                 text.size());
+      FUZZ_CHECK(boundary(span.begin) && boundary(span.end), "span [%zu, %zu) cuts a character",
+                 span.begin, span.end);
+      FUZZ_CHECK(blank(previous_end, span.begin), "not whitespace before the span at %zu",
+                 span.begin);
+      // ASCII whitespace as Python's str.isspace() has it (the rule's; the tokenizer's blank
+      // also takes other control characters, which a sentence may start with).
+      const auto space = [&](size_t at) {
+        const auto b = static_cast<unsigned char>(text[at]);
+        return (b >= 0x09 && b <= 0x0D) || (b >= 0x1C && b <= 0x20);
+      };
+      FUZZ_CHECK(!space(span.begin) && !space(span.end - 1),
+                 "the span [%zu, %zu) starts or ends with whitespace", span.begin, span.end);
+      previous_end = span.end;
+    }
+    FUZZ_CHECK(blank(previous_end, text.size()), "not whitespace after the last span");
+  }
+
   std::vector<std::string> lines;
   size_t start = 0;
   while (lines.size() < 6) {
@@ -91,11 +128,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     start = nl + 1;
   }
   headwise::SearchOptions search;
+  headwise::BatchOptions batching;
   if (size % 2 == 1) {
     search.beam_size = 2;
     search.num_hypotheses = 2;
+  } else {
+    batching.split_sentences = true;
   }
-  auto out = g_fixture->translator->Translate(lines, search);
+  auto out = g_fixture->translator->Translate(lines, search, batching);
   if (!out.ok()) {
     const ErrorCode code = out.status().code();
     FUZZ_CHECK(code == ErrorCode::kInvalidUtf8 || code == ErrorCode::kInputTooLong, "%s",

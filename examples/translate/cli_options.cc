@@ -51,6 +51,15 @@ Options:
                           runs no batch: "batch": null, batch_ms 0, batch_lines 0.
                           a failed line: {"line": 2, "input": "...",
                                           "error": {"code": "INVALID_UTF8", "message": "..."}}
+  --split-sentences       cut each line into sentences (after . ! ? or an ellipsis followed by
+                          a space and a capital or digit, not after abbreviations such as
+                          "e.g." or numbers: the rule that cut the model's training text),
+                          translate each on its own and join the translations with the
+                          spaces between them: a paragraph per line then translates as the
+                          model was trained (README.md: what it gains). --max-input-len
+                          then limits each sentence. Needs --nbest 1. With --json a line's
+                          "batch", "batch_ms" and "batch_lines" are arrays, one entry per
+                          batch its sentences ran in ("batch_lines": sentences)
   --no-verify             skip the model checksum (faster load; structure is still checked)
   --fp16 MODE             fp16 arithmetic for fp16 models: auto (default: where the CPU has
                           it, aarch64 with ARMv8.2 FP16), off (always F32), require (no
@@ -143,6 +152,7 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
     if (arg == "--verbose") { o->verbose = true; continue; }
     if (arg == "--no-shortlist") { o->shortlist = false; continue; }
     if (arg == "--spin-workers") { o->spin_workers = true; continue; }
+    if (arg == "--split-sentences") { o->split_sentences = true; continue; }
 
     // Flags with a value: "--flag VALUE" or "--flag=VALUE".
     std::string name = arg;
@@ -214,6 +224,11 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
   }
   if (o->nbest > o->beam) {
     *error = "--nbest " + std::to_string(o->nbest) + " exceeds --beam " + std::to_string(o->beam);
+    return false;
+  }
+  if (o->split_sentences && o->nbest != 1) {
+    *error = "--split-sentences needs --nbest 1 (the sentences' n-best lists do not combine into "
+             "one for the line)";
     return false;
   }
   return true;

@@ -34,6 +34,7 @@ struct CliOptions {
   bool shortlist = true;      // false: --no-shortlist (TranslatorLimits::use_shortlist)
   bool spin_workers = false;  // --spin-workers (TranslatorLimits::worker_wait = kSpin)
   int batch_lanes = 0;        // --batch-lanes N (TranslatorLimits::batch_lanes; 0 = automatic)
+  bool split_sentences = false;  // --split-sentences (BatchOptions::split_sentences)
   bool help = false;
   bool version = false;
   std::vector<std::string> texts;  // empty: read stdin

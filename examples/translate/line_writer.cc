@@ -26,9 +26,21 @@ void WriteJson(std::ostream& out, const LineResult& r) {
       j["translations"].push_back({{"text", h.text}, {"score", h.score}, {"finished", h.finished}});
     }
     nlohmann::ordered_json timing;
-    timing["batch_ms"] = r.batch_ms;
-    timing["batch_lines"] = r.batch_lines;
-    timing["batch"] = r.in_batch ? nlohmann::ordered_json(r.batch) : nlohmann::ordered_json();
+    if (r.split_sentences) {
+      timing["batch_ms"] = nlohmann::ordered_json::array();
+      timing["batch_lines"] = nlohmann::ordered_json::array();
+      timing["batch"] = nlohmann::ordered_json::array();
+      for (const LineResult::Batch& b : r.batches) {
+        timing["batch_ms"].push_back(b.ms);
+        timing["batch_lines"].push_back(b.lines);
+        timing["batch"].push_back(b.number);
+      }
+    } else {
+      const bool in_batch = !r.batches.empty();
+      timing["batch_ms"] = in_batch ? r.batches[0].ms : 0.0;
+      timing["batch_lines"] = in_batch ? r.batches[0].lines : 0;
+      timing["batch"] = in_batch ? nlohmann::ordered_json(r.batches[0].number) : nlohmann::ordered_json();
+    }
     timing["window_ms"] = r.window_ms;
     timing["window_lines"] = r.window_lines;
     timing["window"] = r.window;

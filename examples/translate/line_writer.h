@@ -17,12 +17,16 @@ struct LineResult {
   std::string input;
   Status status;    // OK: `hypotheses` holds the translations
   std::vector<TextHypothesis> hypotheses;
-  // The model batch that translated the line (none for a blank line): its number over the
-  // whole run, the wall time of its encoder and search, and its lines.
-  bool in_batch = false;
-  size_t batch = 0;
-  double batch_ms = 0.0;
-  size_t batch_lines = 0;
+  // The model batches that translated the line (none for a blank line; one, or with
+  // --split-sentences one per batch its sentences ran in): each one's number over the whole
+  // run, the wall time of its encoder and search, and its lines (sentences).
+  struct Batch {
+    size_t number = 0;
+    double ms = 0.0;
+    size_t lines = 0;
+  };
+  std::vector<Batch> batches;
+  bool split_sentences = false;  // JSON: the batch fields as arrays (--split-sentences)
   // The window the line was read in: its number, the wall time of the library call that
   // translated it (tokenizing, every batch, decoding) and its input lines.
   size_t window = 0;

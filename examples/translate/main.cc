@@ -64,10 +64,10 @@ class BatchTimes final : public BatchObserver {
     const size_t id = (*next_batch_)++;
     for (size_t j = 0; j < batch.num_lines; ++j) {
       LineResult& r = lines_[batch.lines[j]];
-      r.in_batch = true;
-      r.batch = id;
-      r.batch_ms = batch.milliseconds;
-      r.batch_lines = batch.num_lines;
+      // With --split-sentences a line may have several sentences in one batch: listed once.
+      if (r.batches.empty() || r.batches.back().number != id) {
+        r.batches.push_back(LineResult::Batch{id, batch.milliseconds, batch.num_lines});
+      }
     }
   }
 
@@ -173,6 +173,7 @@ int Run(const CliOptions& o) {
 
   BatchOptions batching;
   batching.max_tokens = o.batch_tokens;
+  batching.split_sentences = o.split_sentences;
 
   LineSource source(o.texts);
   size_t line_no = 0;
@@ -188,6 +189,7 @@ int Run(const CliOptions& o) {
       LineResult r;
       r.line = ++line_no;
       r.input = text;
+      r.split_sentences = o.split_sentences;
       window.push_back(std::move(r));
     }
     if (window.empty()) break;

@@ -130,6 +130,10 @@ typedef struct hw_batch_params {
   int max_lines;      /* default 0 = the translator's max_batch (also the upper bound) */
   int max_tokens;     /* default 0 = no token budget; a longer line forms a batch of its own */
   int sort_by_length; /* default 1; 0 = batches follow input order */
+  /* default 0; 1 (text calls only, num_hypotheses 1): each line is cut into sentences
+   * (hw_split_sentences), each translated on its own, and the line's translation is theirs
+   * joined by the whitespace between them (headwise.hpp, BatchOptions::split_sentences). */
+  int split_sentences;
 } hw_batch_params;
 
 /* Stable name of a status, e.g. "INVALID_MODEL". Never NULL. */
@@ -243,6 +247,14 @@ hw_status hw_model_encode(const hw_model* model, const char* text, size_t length
  * Errors: HW_ERR_INVALID_ARGUMENT (an id outside the vocabulary), HW_ERR_TOKENIZER. */
 hw_status hw_model_decode(const hw_model* model, const int32_t* ids, size_t n, char* out_text,
                           size_t capacity, size_t* out_length);
+
+/* The sentences of `length` bytes of UTF-8 text, by the rule of headwise::SplitSentences
+ * (headwise.hpp): writes min(count, capacity) sentences as byte offsets, begin then end (without
+ * surrounding whitespace), to out_spans (2 x capacity values; may be NULL when capacity is 0)
+ * and the count to *out_count: call again with a larger buffer when *out_count > capacity.
+ * Thread-safe. Errors: HW_ERR_INVALID_UTF8 (naming the byte offset), HW_ERR_INVALID_ARGUMENT. */
+hw_status hw_split_sentences(const char* text, size_t length, size_t* out_spans, size_t capacity,
+                             size_t* out_count);
 
 hw_status hw_translator_create(const hw_model* model, const hw_translator_params* params,
                                hw_translator** out_translator);

@@ -352,7 +352,39 @@ struct BatchOptions {
   int max_tokens = 0;
   bool sort_by_length = true;  // false: batches follow input order
   BatchObserver* observer = nullptr;  // may be null
+  // Text calls (Translate, TranslateEach) only; TranslateIdsEach rejects it (kInvalidArgument).
+  // true: each line is cut into sentences (SplitSentences) and each sentence is translated as a
+  // line of its own (batched with the others, sort windows counted in sentences), so that a
+  // paragraph reaches the model in the units it was trained on. A line's hypothesis is then its
+  // sentences' best translations in order, joined by the whitespace that separated the
+  // sentences in the line (a sentence translated to nothing is left out with its separator);
+  // `ids` are the sentences' ids one after the other; `finished` holds when every sentence
+  // finished; `score` is the line's sum of log-probabilities over the sentences' generated
+  // tokens divided by their total length^length_penalty (recovered from each sentence's score
+  // and length in float32). Requires num_hypotheses 1 (kInvalidArgument otherwise). A sentence
+  // longer than max_source_tokens fails its line with kInputTooLong naming the sentence; a
+  // batch observer sees a line once for each of its sentences in the batch.
+  bool split_sentences = false;
 };
+
+// A sentence of a text: bytes [begin, end), without surrounding whitespace.
+struct SentenceSpan {
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+// The sentences of `text`, in order (none for blank text), by the rule that cut the training
+// text into sentence pairs (`headwise-train data`, trainer/headwise_trainer/data/ui_text.py):
+// a sentence ends after '.', '!', '?' or U+2026, then any closing quotes and brackets
+// (" ' » « “ ” ’ ) ]), where whitespace follows and then, after any opening quotes and
+// brackets (" ' „ “ « » ‚ ( [), a capital A-Z, U+00C0-U+00DE (not U+00D7) or a digit 0-9;
+// but not after a period that ends a word (its last whitespace-separated token, opening quotes
+// and parentheses ( " ' „ “ « stripped, lower-cased) of at most one character, ending with a digit, with a '.' among its
+// last two characters, or in schema/sentence_abbreviations.txt ("e.g", "z.b", "etc", ...).
+// Whitespace is Python's str.isspace(). Scripts without capitals (CJK, Arabic, ...) and
+// sentences starting in lower case are not split. Thread-safe. Errors: kInvalidUtf8 (naming
+// the byte offset).
+Result<std::vector<SentenceSpan>> SplitSentences(const std::string& text);
 
 // A hypothesis of the last TranslateIds call; `ids` points into Translator memory and is valid
 // until the next call on the same Translator.

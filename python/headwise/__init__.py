@@ -12,6 +12,7 @@ kept per block, weight format, per-head analysis). :class:`Translator` translate
 released while it runs. Failures are :class:`Error` subclasses carrying the C API's status
 (:class:`Status`) and message; a line that fails in a batch is reported in its own
 :class:`TranslationResult` (``result.error``) instead of failing the call.
+:func:`split_sentences` shows where ``translate(..., split_sentences=True)`` cuts a paragraph.
 """
 from ._errors import (BackendError, BatchTooLargeError, ChecksumMismatchError, Error,
                       InputTooLongError, InternalError, InvalidArgumentError,
@@ -23,6 +24,7 @@ from ._lib import lib as _lib
 from ._lib import library_path
 from ._model import (AnalysisSource, AttentionBlock, HeadAnalysis, Model, ModelConfig,
                      ModelInfo, Provenance, ShortlistInfo)
+from ._sentences import split_sentences
 from ._translator import BEAM_STOPS, Hypothesis, TranslationResult, Translator, TranslatorLimits
 
 __version__: str = _ffi.string(_lib.hw_version()).decode()
@@ -40,5 +42,6 @@ __all__ = [
     "InvalidUtf8Error", "IoError", "LimitExceededError", "Model", "ModelConfig", "ModelInfo",
     "OutOfMemoryError", "Provenance", "ShortlistInfo", "Status", "TokenizerError",
     "TranslationResult",
-    "Translator", "TranslatorLimits", "UnsupportedVersionError", "library_path", "version",
+    "Translator", "TranslatorLimits", "UnsupportedVersionError", "library_path",
+    "split_sentences", "version",
 ]

@@ -10,6 +10,7 @@ library_path: str
 BEAM_STOPS: Dict[str, int]
 
 def version() -> str: ...
+def split_sentences(text: Union[str, bytes]) -> List[str]: ...
 
 class Status(enum.IntEnum):
     OK: int
@@ -204,7 +205,8 @@ class Translator:
                   num_hypotheses: int = ..., max_length: Optional[int] = ...,
                   length_penalty: float = ..., *, beam_stop: Optional[str] = ...,
                   batch_lines: Optional[int] = ..., batch_tokens: Optional[int] = ...,
-                  sort_by_length: bool = ...) -> List[TranslationResult]: ...
+                  sort_by_length: bool = ...,
+                  split_sentences: bool = ...) -> List[TranslationResult]: ...
     def translate_ids(self, sources: Iterable[Sequence[int]], beam_size: int = ...,
                       num_hypotheses: int = ..., max_length: Optional[int] = ...,
                       length_penalty: float = ..., *, beam_stop: Optional[str] = ...,

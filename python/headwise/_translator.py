@@ -212,7 +212,8 @@ class Translator:
                   num_hypotheses: int = 1, max_length: Optional[int] = None,
                   length_penalty: float = 1.0, *, beam_stop: Optional[str] = None,
                   batch_lines: Optional[int] = None, batch_tokens: Optional[int] = None,
-                  sort_by_length: bool = True) -> List[TranslationResult]:
+                  sort_by_length: bool = True,
+                  split_sentences: bool = False) -> List[TranslationResult]:
         """Translates lines of text; returns one :class:`TranslationResult` per line, in order.
 
         Args:
@@ -234,6 +235,12 @@ class Translator:
             sort_by_length: within each window of ``sort_window`` lines, batch lines of similar
                 length together (results still come back in input order); False = batches
                 follow input order.
+            split_sentences: cut each line into sentences (:func:`headwise.split_sentences`,
+                the rule that cut the training text), translate each on its own and join their
+                translations with the whitespace between them, so that a paragraph translates as
+                the model was trained (headwise-translate --split-sentences; headwise.hpp,
+                BatchOptions::split_sentences, states the score and ids). ``max_source_tokens``
+                then limits each sentence; needs ``num_hypotheses`` 1 (InvalidArgumentError).
 
         Per line, as headwise-translate: an empty or blank line gives one empty hypothesis
         (score 0) without running the model; control characters count as spaces; a line that is
@@ -249,7 +256,7 @@ class Translator:
         lines = [encode_text(t) for t in texts]
         params = _search_params(beam_size, num_hypotheses, max_length, length_penalty,
                                 beam_stop)
-        batch = _batch_params(batch_lines, batch_tokens, sort_by_length)
+        batch = _batch_params(batch_lines, batch_tokens, sort_by_length, split_sentences)
         n = len(lines)
         buffers = [ffi.from_buffer(b) for b in lines]  # no copies; alive until the call returns
         pointers = ffi.new("const char*[]", buffers) if n else ffi.NULL
@@ -378,13 +385,15 @@ def _search_params(beam_size, num_hypotheses, max_length, length_penalty, beam_s
     return p
 
 
-def _batch_params(batch_lines, batch_tokens, sort_by_length):
+def _batch_params(batch_lines, batch_tokens, sort_by_length, split_sentences=False):
     p = ffi.new("hw_batch_params*", lib.hw_batch_default_params())
     p.max_lines = 0 if batch_lines is None else _c_int("batch_lines", batch_lines)
     p.max_tokens = 0 if batch_tokens is None else _c_int("batch_tokens", batch_tokens)
-    if not isinstance(sort_by_length, bool):
-        raise TypeError(f"sort_by_length must be a bool, found {type(sort_by_length).__name__}")
+    for name, value in (("sort_by_length", sort_by_length), ("split_sentences", split_sentences)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be a bool, found {type(value).__name__}")
     p.sort_by_length = 1 if sort_by_length else 0
+    p.split_sentences = 1 if split_sentences else 0
     return p
 
 

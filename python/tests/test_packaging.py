@@ -19,7 +19,7 @@ TRIPLET = os.environ.get("HEADWISE_TEST_TRIPLET") or subprocess.run(
     ["gcc", "-print-multiarch"], capture_output=True, text=True).stdout.strip()
 SONAME = "libheadwise.so.{}.{}".format(*headwise.__version__.split(".")[:2])
 MODULE_FILES = ["__init__.py", "__init__.pyi", "py.typed", "_errors.py", "_ffi.py", "_lib.py",
-                "_model.py", "_translator.py", "_build_config.py"]
+                "_model.py", "_sentences.py", "_translator.py", "_build_config.py"]
 PROBE = """
 import json, sys, headwise
 m = headwise.Model(sys.argv[1])

@@ -134,6 +134,11 @@ Status Translator::TranslateIdsEach(const TokenSpan* sources, size_t n,
   if (n > 0 && sources == nullptr) return InvalidArgument("TranslateIdsEach: sources is null");
   HW_RETURN_IF_ERROR(ValidateSearchOptions(options, t.limits));
   HW_RETURN_IF_ERROR(ValidateBatchOptions(batching, t.limits));
+  if (batching.split_sentences) {
+    return InvalidArgument(
+        "TranslateIdsEach: BatchOptions.split_sentences applies to text (Translate, "
+        "TranslateEach), not to token ids");
+  }
 
   t.window_lines = 0;  // the previous results are overwritten from here on
   t.result_sentences = 0;

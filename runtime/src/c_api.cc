@@ -103,6 +103,7 @@ headwise::BatchOptions ToBatch(const hw_batch_params* p) {
   o.max_lines = p->max_lines;
   o.max_tokens = p->max_tokens;
   o.sort_by_length = p->sort_by_length != 0;
+  o.split_sentences = p->split_sentences != 0;
   return o;
 }
 
@@ -250,6 +251,7 @@ hw_batch_params hw_batch_default_params(void) {
   p.max_lines = d.max_lines;
   p.max_tokens = d.max_tokens;
   p.sort_by_length = d.sort_by_length ? 1 : 0;
+  p.split_sentences = d.split_sentences ? 1 : 0;
   return p;
 }
 
@@ -320,6 +322,27 @@ hw_status hw_model_encode(const hw_model* model, const char* text, size_t length
     if (!ids.ok()) return Fail(ids.status());
     *out_length = ids->size();
     std::copy_n(ids->begin(), std::min(capacity, ids->size()), out_ids);
+    return HW_OK;
+  });
+}
+
+hw_status hw_split_sentences(const char* text, size_t length, size_t* out_spans, size_t capacity,
+                             size_t* out_count) {
+  return Guard([&] {
+    if (out_count == nullptr || (text == nullptr && length > 0) ||
+        (out_spans == nullptr && capacity > 0)) {
+      return Fail(HW_ERR_INVALID_ARGUMENT,
+                  "hw_split_sentences: out_count, text (unless length is 0) and out_spans "
+                  "(unless capacity is 0) must not be NULL");
+    }
+    *out_count = 0;
+    auto spans = headwise::SplitSentences(std::string(text == nullptr ? "" : text, length));
+    if (!spans.ok()) return Fail(spans.status());
+    *out_count = spans->size();
+    for (size_t i = 0; i < std::min(capacity, spans->size()); ++i) {
+      out_spans[2 * i] = (*spans)[i].begin;
+      out_spans[2 * i + 1] = (*spans)[i].end;
+    }
     return HW_OK;
   });
 }

@@ -114,6 +114,11 @@ std::string ReplaceInvalidUtf8(std::string s) {
 
 }  // namespace
 
+Status InvalidUtf8Error(std::string_view text, size_t offset) {
+  return Status(ErrorCode::kInvalidUtf8, "invalid UTF-8 at byte offset " + std::to_string(offset) +
+                                             " (byte " + HexByte(text[offset]) + ")");
+}
+
 size_t FindInvalidUtf8(std::string_view text) {
   const size_t n = text.size();
   size_t i = 0;
@@ -212,10 +217,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::Create(std::string_view source_spm
 
 Result<std::vector<int32_t>> Tokenizer::EncodeSource(std::string_view text) const {
   const size_t bad = FindInvalidUtf8(text);
-  if (bad != kNpos) {
-    return Status(ErrorCode::kInvalidUtf8, "invalid UTF-8 at byte offset " + std::to_string(bad) +
-                                               " (byte " + HexByte(text[bad]) + ")");
-  }
+  if (bad != kNpos) return InvalidUtf8Error(text, bad);
   std::vector<int32_t> ids;
   // Blank text is decided here, not by the .spm's normalizer: an "identity" rule would
   // otherwise turn spaces into pieces and make the model translate nothing into something.

@@ -77,6 +77,10 @@ class Tokenizer {
 // Returns the byte offset of the first invalid UTF-8 sequence in `text`, or npos when valid.
 size_t FindInvalidUtf8(std::string_view text);
 
+// kInvalidUtf8 for the bad sequence at byte `offset` of `text` (FindInvalidUtf8), naming the
+// offset and the byte.
+Status InvalidUtf8Error(std::string_view text, size_t offset);
+
 // For valid UTF-8 only (check FindInvalidUtf8 first).
 // True when `text` holds only Unicode White_Space and control characters (or nothing).
 bool IsBlank(std::string_view text);

@@ -19,36 +19,12 @@
 namespace headwise {
 namespace {
 
-class BatchingTextTest : public testing::StandardModelsSuite {
+class BatchingTextTest : public testing::TinyModelSuite {
  protected:
-  static void SetUpTestSuite() {
-    StandardModelsSuite::SetUpTestSuite();
-    if (HasFatalFailure()) return;
-    auto m = Model::Load(*dir_ / "tiny.hwm");
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    model_ = new std::shared_ptr<const Model>(std::move(m).value());
-  }
-  static void TearDownTestSuite() {
-    delete model_;
-    StandardModelsSuite::TearDownTestSuite();
-  }
-
   static std::unique_ptr<Translator> Make(int max_batch, int sort_window) {
-    TranslatorLimits limits;
-    limits.max_batch = max_batch;
-    limits.max_source_tokens = 48;
-    limits.max_target_tokens = 16;
-    limits.max_beam = 3;
-    limits.sort_window = sort_window;
-    auto t = Translator::Create(*model_, limits);
-    EXPECT_TRUE(t.ok()) << t.status().ToString();
-    return t.ok() ? std::move(t).value() : nullptr;
+    return MakeTiny(max_batch, 48, 16, 3, sort_window);
   }
-
-  static std::shared_ptr<const Model>* model_;
 };
-
-std::shared_ptr<const Model>* BatchingTextTest::model_ = nullptr;
 
 // Short and long lines shuffled together, with a blank, an invalid UTF-8 and an over-long line.
 std::vector<std::string> ShuffledMix() {
@@ -155,7 +131,7 @@ TEST_F(BatchingTextTest, ShuffledMixGivesBatchOneResultsInInputOrder) {
           ASSERT_LT(line, lines.size());
           ++times[line];
           EXPECT_EQ(line / static_cast<size_t>(c.window), batch[0] / static_cast<size_t>(c.window));
-          longest = std::max(longest, (*model_)->EncodeSource(lines[line])->size());
+          longest = std::max(longest, tiny()->EncodeSource(lines[line])->size());
         }
         EXPECT_EQ(seen.longest[b2], longest);
         if (c.max_tokens > 0 && batch.size() > 1) {
@@ -263,7 +239,7 @@ TEST_F(BatchingTextTest, TheCApiBatchesAsTheCppApi) {
   // The token path: the first six lines' ids (the blank one is [EOS], which the ids path
   // translates), plus an empty source that fails alone.
   std::vector<std::vector<int32_t>> sources;
-  for (size_t i = 0; i < 5; ++i) sources.push_back(*(*model_)->EncodeSource(lines[i]));
+  for (size_t i = 0; i < 5; ++i) sources.push_back(*tiny()->EncodeSource(lines[i]));
   sources.emplace_back();
   std::vector<const int32_t*> ids;
   std::vector<size_t> lengths;

@@ -169,6 +169,7 @@ TEST(Cli, UsageErrorsExitTwo) {
       {"-m", kModel, "--batch-lanes", "-1"},
       {"-m", kModel, "--threads", "2", "--batch-lanes", "3", "hello"},  // more lanes than threads
       {"-m", kModel, "--fp16", "require", "hello"},  // an F32 model: nothing to require
+      {"-m", kModel, "--beam", "2", "--nbest", "2", "--split-sentences"},
       {"hello"},  // no model
   };
   for (const auto& args : bad) {
@@ -373,6 +374,63 @@ TEST(Cli, JsonTimingSumsPerBatchAndWindow) {
     batch_sum[group[0]["window"].get<int>()] += group[0]["batch_ms"].get<double>();
   }
   for (const auto& [w, ms] : window_ms) EXPECT_GE(ms, batch_sum[w]) << "window " << w;
+}
+
+TEST(Cli, SplitSentencesJoinsTheSentencesTranslations) {
+  const std::vector<std::string> paragraphs = {"Open the file. The cat sat on the mat.",
+                                               "Where?", "",
+                                               "Thank you very much for your help!  It is late."};
+  std::string input;
+  for (const auto& p : paragraphs) input += p + "\n";
+  const CliRun split = Translate({"-m", kModel, "--split-sentences", "--batch", "2"}, input);
+  ASSERT_EQ(split.code, 0) << split.err;
+  // Each sentence on its own line, translated without splitting.
+  const CliRun alone = Translate({"-m", kModel},
+                                 "Open the file.\nThe cat sat on the mat.\nWhere?\n"
+                                 "Thank you very much for your help!\nIt is late.\n");
+  ASSERT_EQ(alone.code, 0) << alone.err;
+  const std::vector<std::string> s = Lines(split.out), a = Lines(alone.out);
+  ASSERT_EQ(s.size(), 4u);
+  ASSERT_EQ(a.size(), 5u);
+  // Joined by the text between the sentences; a sentence translated to nothing is left out.
+  const auto join = [](const std::string& x, const std::string& between, const std::string& y) {
+    return x.empty() ? y : y.empty() ? x : x + between + y;
+  };
+  EXPECT_EQ(s[0], join(a[0], " ", a[1]));
+  EXPECT_EQ(s[1], a[2]);
+  EXPECT_EQ(s[2], "");
+  EXPECT_EQ(s[3], join(a[3], "  ", a[4]));  // the two spaces between the sentences kept
+  EXPECT_FALSE(a[3].empty() || a[4].empty()) << "the two-space separator goes untested";
+  // Without it the paragraphs translate whole, and differently.
+  const CliRun whole = Translate({"-m", kModel, "--batch", "2"}, input);
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_NE(Lines(whole.out)[0], s[0]);
+
+  // --json: a line's batches as arrays, one entry per batch its sentences ran in; every
+  // sentence counted once over the batches.
+  const CliRun j = Translate({"-m", kModel, "--split-sentences", "--json", "--batch", "2"}, input);
+  ASSERT_EQ(j.code, 0) << j.err;
+  const std::vector<std::string> objects = Lines(j.out);
+  ASSERT_EQ(objects.size(), 4u);
+  std::map<int, size_t> batch_lines;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const auto o = nlohmann::json::parse(objects[i]);
+    EXPECT_EQ(o["translations"][0]["text"], s[i]);
+    const auto& t = o["timing"];
+    ASSERT_TRUE(t["batch"].is_array() && t["batch_ms"].is_array() && t["batch_lines"].is_array());
+    EXPECT_EQ(t["batch"].size(), t["batch_ms"].size());
+    EXPECT_EQ(t["batch"].size(), t["batch_lines"].size());
+    if (i == 2) {
+      EXPECT_TRUE(t["batch"].empty());  // the blank line
+    }
+    for (size_t k = 0; k < t["batch"].size(); ++k) {
+      batch_lines[t["batch"][k].get<int>()] = t["batch_lines"][k].get<size_t>();
+    }
+  }
+  size_t sentences = 0;
+  for (const auto& [id, n] : batch_lines) sentences += n;
+  EXPECT_EQ(sentences, 5u);
+  EXPECT_EQ(batch_lines.size(), 3u);  // 5 sentences in batches of at most 2
 }
 
 TEST(Cli, StreamsStdinBatchByBatch) {

@@ -18,36 +18,13 @@ namespace {
 
 using testing::kEos;
 
-class TranslateTextTest : public testing::StandardModelsSuite {
+class TranslateTextTest : public testing::TinyModelSuite {
  protected:
-  static void SetUpTestSuite() {
-    StandardModelsSuite::SetUpTestSuite();
-    if (HasFatalFailure()) return;
-    auto m = Model::Load(*dir_ / "tiny.hwm");
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    model_ = new std::shared_ptr<const Model>(std::move(m).value());
-  }
-  static void TearDownTestSuite() {
-    delete model_;
-    StandardModelsSuite::TearDownTestSuite();
-  }
-
   static std::unique_ptr<Translator> MakeTranslator(int max_batch = 4, int max_source = 64,
                                                     int max_target = 24, int max_beam = 4) {
-    TranslatorLimits limits;
-    limits.max_batch = max_batch;
-    limits.max_source_tokens = max_source;
-    limits.max_target_tokens = max_target;
-    limits.max_beam = max_beam;
-    auto t = Translator::Create(*model_, limits);
-    EXPECT_TRUE(t.ok()) << t.status().ToString();
-    return t.ok() ? std::move(t).value() : nullptr;
+    return MakeTiny(max_batch, max_source, max_target, max_beam);
   }
-
-  static std::shared_ptr<const Model>* model_;
 };
-
-std::shared_ptr<const Model>* TranslateTextTest::model_ = nullptr;
 
 // Lines of varied lengths; what the model makes of them does not matter, only that each line's
 // result is its own.
@@ -66,7 +43,7 @@ std::vector<std::string> VariedLines() {
 }
 
 TEST_F(TranslateTextTest, EncodeSourceAndDecodeTargetUseTheEmbeddedTokenizer) {
-  const Model& m = **model_;
+  const Model& m = *tiny();
   auto ids = m.EncodeSource("The cat sat on the mat.");
   ASSERT_TRUE(ids.ok()) << ids.status().ToString();
   ASSERT_GE(ids->size(), 2u);
@@ -116,7 +93,7 @@ TEST_F(TranslateTextTest, TranslateMatchesTheTokenPath) {
   ASSERT_EQ((*out)[0].size(), 1u);
   const TextHypothesis& h = (*out)[0][0];
 
-  auto ids = (*model_)->EncodeSource(line);
+  auto ids = tiny()->EncodeSource(line);
   ASSERT_TRUE(ids.ok());
   const TokenSpan span{ids->data(), ids->size()};
   ASSERT_TRUE(t->TranslateIds(&span, 1, SearchOptions{}).ok());
@@ -124,7 +101,7 @@ TEST_F(TranslateTextTest, TranslateMatchesTheTokenPath) {
   EXPECT_EQ(h.ids, std::vector<int32_t>(v.ids, v.ids + v.size));
   EXPECT_EQ(h.score, v.score);
   EXPECT_EQ(h.finished, v.finished);
-  auto text = (*model_)->DecodeTarget(v.ids, v.size);
+  auto text = tiny()->DecodeTarget(v.ids, v.size);
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(h.text, *text);
 }
@@ -133,7 +110,7 @@ TEST_F(TranslateTextTest, EmptyAndBlankLinesGiveAnEmptyTranslationWithoutRunning
   auto t = MakeTranslator();
   ASSERT_TRUE(t);
   // Leave a known result in the translator: a call that does not run the model keeps it.
-  auto ids = (*model_)->EncodeSource("Open the file.");
+  auto ids = tiny()->EncodeSource("Open the file.");
   ASSERT_TRUE(ids.ok());
   const TokenSpan span{ids->data(), ids->size()};
   ASSERT_TRUE(t->TranslateIds(&span, 1, SearchOptions{}).ok());
@@ -199,7 +176,7 @@ TEST_F(TranslateTextTest, OverLongLineIsRejectedNotTruncated) {
   auto t = MakeTranslator(/*max_batch=*/4, /*max_source=*/12);
   ASSERT_TRUE(t);
   const std::string longest = "This sentence is a little longer than the others in this small corpus.";
-  auto ids = (*model_)->EncodeSource(longest);
+  auto ids = tiny()->EncodeSource(longest);
   ASSERT_TRUE(ids.ok());
   ASSERT_GT(ids->size(), 12u);
   auto out = t->Translate({"Read.", longest}, SearchOptions{});
@@ -317,7 +294,7 @@ TEST_F(TranslateTextTest, TranslationsAreValidUtf8) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   for (const auto& hyps : *out) {
     for (const auto& h : hyps) {
-      auto back = (*model_)->EncodeSource(h.text);  // rejects invalid UTF-8
+      auto back = tiny()->EncodeSource(h.text);  // rejects invalid UTF-8
       EXPECT_TRUE(back.ok()) << back.status().ToString();
     }
   }

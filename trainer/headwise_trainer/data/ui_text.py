@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 from typing import List, Tuple
 
 _PRINTF = (r"%(?:\d+\$)?[-+#0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?"
@@ -103,13 +104,27 @@ def strip_accelerators(src: str, tgt: str) -> Tuple[str, str, bool]:
 
 # ---------------------------------------------------------------- sentences
 
-_ABBREV = {
-    "e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "st", "no", "nr", "fig",
-    "approx", "cf", "resp", "incl", "ca", "z.b", "d.h", "u.a", "bzw", "usw", "ggf", "evtl",
-    "vgl", "inkl", "bzgl", "sog", "u.ä", "o.ä", "s.o", "s.u", "z.t", "abb", "bsp", "max",
-    "min", "str", "tel", "dt", "engl", "franz", "jh", "mio", "mrd", "ver", "vol", "p", "pp",
-    "env", "op", "art", "abs", "ff", "mme", "mlle", "m", "cie", "av", "env", "ex", "réf",
-}
+# The abbreviations after which "." ends no sentence: schema/sentence_abbreviations.txt, the list
+# the runtime's sentence splitter (runtime/src/sentences.cc) is built with too.
+ABBREVIATIONS_FILE = Path(__file__).resolve().parents[3] / "schema" / "sentence_abbreviations.txt"
+_ABBREV_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz.") | frozenset(
+    chr(c) for c in range(0xE0, 0xFF) if c != 0xF7)
+
+
+def _read_abbreviations(path: Path) -> frozenset:
+    words = set()
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        word = line.strip()
+        if not word or word.startswith("#"):
+            continue
+        if not set(word) <= _ABBREV_CHARS:
+            raise ValueError(f"{path}:{n}: {word!r}: an abbreviation is made of a-z, '.' and "
+                             "U+00E0-U+00FE but U+00F7 (the runtime compares only those)")
+        words.add(word)
+    return frozenset(words)
+
+
+_ABBREV = _read_abbreviations(ABBREVIATIONS_FILE)
 _BOUNDARY_RE = re.compile(r"([.!?…])([\"'»«“”’)\]]*)\s+(?=[\"'„“«»‚(\[]*[A-ZÄÖÜÀ-ÖØ-Þ0-9])")
 
 
