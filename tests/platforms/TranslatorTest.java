@@ -31,8 +31,8 @@ public final class TranslatorTest {
               && o.maxBeam == 4 && o.numThreads == 1 && o.maxMemoryBytes == 0,
           "Options defaults are hw_translator_default_params()");
     Translator.Search s = new Translator.Search();
-    check(s.beamSize == 1 && s.lengthPenalty == 1.0f && s.maxLength == 0,
-          "Search defaults are hw_search_default_params()");
+    check(s.beamSize == 1 && s.lengthPenalty == 1.0f && s.maxLength == 0 && !s.splitSentences,
+          "Search defaults are hw_search_default_params() (and hw_batch_params')");
 
     try (Translator t = new Translator(model)) {
       check(t.vocabSize() > 0, "vocabSize() = " + t.vocabSize());
@@ -57,6 +57,29 @@ public final class TranslatorTest {
       boolean same = manyOut.length == many.length;
       for (int i = 0; same && i < many.length; ++i) same = manyOut[i].equals(batch[i % inputs.size()]);
       check(same, many.length + " lines (over maxBatch) keep their order and translations");
+
+      // splitSentences: a paragraph of two input lines translates as the two lines joined
+      // with the space between them (an empty translation is left out with its separator).
+      Translator.Search split = new Translator.Search();
+      split.splitSentences = true;
+      String paragraph = inputs.get(0) + " " + inputs.get(3);
+      Translator.Result[] joined = t.translate(new String[] {paragraph}, split);
+      String want = batch[0].isEmpty() ? batch[3]
+          : batch[3].isEmpty() ? batch[0] : batch[0] + " " + batch[3];
+      check(joined.length == 1 && joined[0].text.equals(want),
+            "splitSentences joins the sentences' translations: '" + joined[0].text + "'");
+      check(!t.translate(paragraph)[0].equals(want) || want.isEmpty(),
+            "without splitSentences the paragraph translates whole");
+      Translator.Search splitBeam = new Translator.Search();
+      splitBeam.splitSentences = true;
+      splitBeam.maxLength = 100000;
+      try {
+        t.translate(new String[] {paragraph}, splitBeam);
+        check(false, "splitSentences with a bad search throws");
+      } catch (HeadwiseException e) {
+        check(e.statusName().equals("INVALID_ARGUMENT"),
+              "splitSentences with a bad search throws " + e.getMessage());
+      }
 
       Translator.Search wide = new Translator.Search();
       wide.beamSize = o.maxBeam + 1;

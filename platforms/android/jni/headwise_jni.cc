@@ -86,10 +86,12 @@ JNIEXPORT jlongArray JNICALL Java_org_headwise_Translator_nativeTranslatorDefaul
 JNIEXPORT jfloatArray JNICALL Java_org_headwise_Translator_nativeSearchDefaults(JNIEnv* env,
                                                                                 jclass) {
   const hw_search_params p = hw_search_default_params();
+  const hw_batch_params b = hw_batch_default_params();
   const jfloat values[] = {static_cast<jfloat>(p.beam_size), p.length_penalty,
-                           static_cast<jfloat>(p.max_length)};
-  jfloatArray out = env->NewFloatArray(3);
-  if (out != nullptr) env->SetFloatArrayRegion(out, 0, 3, values);
+                           static_cast<jfloat>(p.max_length),
+                           static_cast<jfloat>(b.split_sentences)};
+  jfloatArray out = env->NewFloatArray(4);
+  if (out != nullptr) env->SetFloatArrayRegion(out, 0, 4, values);
   return out;
 }
 
@@ -146,7 +148,7 @@ JNIEXPORT jint JNICALL Java_org_headwise_Translator_nativeVocabSize(JNIEnv*, jcl
 
 JNIEXPORT jobjectArray JNICALL Java_org_headwise_Translator_nativeTranslate(
     JNIEnv* env, jclass, jlong handle, jobjectArray texts_utf8, jint beam_size,
-    jfloat length_penalty, jint max_length, jfloatArray scores_out) {
+    jfloat length_penalty, jint max_length, jboolean split_sentences, jfloatArray scores_out) {
   NativeTranslator* native = FromHandle(handle);
   if (texts_utf8 == nullptr || scores_out == nullptr) {
     ThrowHeadwise(env, HW_ERR_INVALID_ARGUMENT, "null texts or scores");
@@ -173,11 +175,32 @@ JNIEXPORT jobjectArray JNICALL Java_org_headwise_Translator_nativeTranslate(
   search.length_penalty = length_penalty;
   search.max_length = max_length;
   hw_result* result = nullptr;
-  const hw_status status =
-      hw_translate(native->translator, pointers.data(), pointers.size(), &search, &result);
-  if (status != HW_OK) {
-    ThrowLastError(env, status);
-    return nullptr;
+  if (split_sentences) {
+    // hw_translate has no batch params: the per-line call, failing as hw_translate would (the
+    // first failed line's status and message, which name the line).
+    hw_batch_params batch = hw_batch_default_params();
+    batch.split_sentences = 1;
+    const hw_status status = hw_translate_each_batched(
+        native->translator, pointers.data(), nullptr, pointers.size(), &search, &batch, &result);
+    if (status != HW_OK) {
+      ThrowLastError(env, status);
+      return nullptr;
+    }
+    for (jsize i = 0; i < n; ++i) {
+      const hw_status line = hw_result_status(result, static_cast<size_t>(i));
+      if (line != HW_OK) {
+        ThrowHeadwise(env, line, hw_result_error_message(result, static_cast<size_t>(i)));
+        hw_result_free(result);
+        return nullptr;
+      }
+    }
+  } else {
+    const hw_status status =
+        hw_translate(native->translator, pointers.data(), pointers.size(), &search, &result);
+    if (status != HW_OK) {
+      ThrowLastError(env, status);
+      return nullptr;
+    }
   }
   jclass byte_array_cls = env->FindClass("[B");
   jobjectArray out =

@@ -47,12 +47,19 @@ public final class Translator implements AutoCloseable {
     public int beamSize;
     public float lengthPenalty;
     public int maxLength;
+    /**
+     * Cut each text into sentences (the rule that cut the model's training text), translate
+     * each on its own and join the translations with the whitespace between them: paragraphs
+     * translate as the model was trained (hw_batch_params.split_sentences).
+     */
+    public boolean splitSentences;
 
     public Search() {
       float[] d = nativeSearchDefaults();
       beamSize = (int) d[0];
       lengthPenalty = d[1];
       maxLength = (int) d[2];
+      splitSentences = d[3] != 0f;
     }
   }
 
@@ -105,7 +112,7 @@ public final class Translator implements AutoCloseable {
     for (int i = 0; i < texts.length; ++i) utf8[i] = texts[i].getBytes(StandardCharsets.UTF_8);
     float[] scores = new float[texts.length];
     byte[][] out = nativeTranslate(h, utf8, search.beamSize, search.lengthPenalty,
-                                   search.maxLength, scores);
+                                   search.maxLength, search.splitSentences, scores);
     Result[] results = new Result[out.length];
     for (int i = 0; i < out.length; ++i) {
       results[i] = new Result(new String(out[i], StandardCharsets.UTF_8), scores[i]);
@@ -131,6 +138,7 @@ public final class Translator implements AutoCloseable {
   private static native long nativeOpen(byte[] pathUtf8, long[] limits) throws HeadwiseException;
   private static native int nativeVocabSize(long handle);
   private static native byte[][] nativeTranslate(long handle, byte[][] textsUtf8, int beamSize,
-      float lengthPenalty, int maxLength, float[] scoresOut) throws HeadwiseException;
+      float lengthPenalty, int maxLength, boolean splitSentences, float[] scoresOut)
+      throws HeadwiseException;
   private static native void nativeClose(long handle);
 }
