@@ -263,7 +263,8 @@ struct TranslatorLimits {
   Fp16Compute fp16_compute = Fp16Compute::kAuto;
   // Lines sorted and batched together (the sort window): TranslateIdsEach takes at most this
   // many sources, and Translate / TranslateEach sort and batch their lines in consecutive
-  // windows of this many (the whole input when it has no more lines). The results of one window
+  // windows of this many (sentences with BatchOptions::split_sentences; the whole input when it
+  // has no more). The results of one window
   // (sort_window x max_beam hypotheses of up to max_target_tokens ids) are part of the planned
   // arena. 0 = 16 x max_batch; Translator::limits() reports the value in use.
   int sort_window = 0;
@@ -457,7 +458,8 @@ class Translator {
   // kInputTooLong naming the line and its token count, never silently truncated. Any failing
   // line fails the whole call. Options are checked even when every line is blank. Lines that
   // are not blank are batched as TranslateIdsEach batches them (`batching`, within windows of
-  // sort_window input lines); results keep input order.
+  // sort_window input lines, or with batching.split_sentences of sort_window sentences);
+  // results keep input order.
   Result<std::vector<std::vector<TextHypothesis>>> Translate(const std::vector<std::string>& texts,
                                                              const SearchOptions& options,
                                                              const BatchOptions& batching = {});
