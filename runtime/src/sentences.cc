@@ -13,8 +13,8 @@
 namespace headwise {
 namespace {
 
-// schema/sentence_abbreviations.txt, as the build turned it into string literals (UTF-8).
-constexpr const char* kAbbreviations[] = {
+// schema/sentence_abbreviations.txt, as the build turned it into UTF-32 string literals.
+constexpr const char32_t* kAbbreviations[] = {
 #include "sentence_abbreviations.inc"
 };
 
@@ -99,29 +99,9 @@ void AppendLower(char32_t c, std::u32string* out) {
   }
 }
 
-void AppendUtf8(char32_t c, std::string* out) {
-  if (c < 0x80) {
-    out->push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else if (c < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
-}
-
 bool IsAbbreviation(const std::u32string& lowered) {
-  std::string utf8;
-  for (char32_t c : lowered) AppendUtf8(c, &utf8);
-  for (const char* a : kAbbreviations) {
-    if (utf8 == a) return true;
+  for (const char32_t* a : kAbbreviations) {
+    if (lowered == a) return true;
   }
   return false;
 }
@@ -129,10 +109,8 @@ bool IsAbbreviation(const std::u32string& lowered) {
 // Code points of valid UTF-8 and the byte offset of each (plus the text's size at the end).
 void Decode(std::string_view text, std::u32string* cps, std::vector<size_t>* offsets) {
   for (size_t i = 0; i < text.size();) {
-    const auto b = static_cast<unsigned char>(text[i]);
-    const size_t n = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-    char32_t c = n == 1 ? b : n == 2 ? (b & 0x1F) : n == 3 ? (b & 0x0F) : (b & 0x07);
-    for (size_t k = 1; k < n; ++k) c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    char32_t c;
+    const size_t n = DecodeCodePoint(text, i, &c);
     cps->push_back(c);
     offsets->push_back(i);
     i += n;
@@ -141,8 +119,8 @@ void Decode(std::string_view text, std::u32string* cps, std::vector<size_t>* off
 }
 
 // Whether the period at `dot` ends no sentence: the last word of [start, dot) (after
-// whitespace), without opening quotes and parentheses, lower-cased, is at most one character long, ends with a
-// digit, has a '.' among its last two characters, or is an abbreviation.
+// whitespace), without opening quotes and parentheses, lower-cased, is at most one character
+// long, ends with a digit, has a '.' among its last two characters, or is an abbreviation.
 bool PeriodIsNoBoundary(const std::u32string& cps, size_t start, size_t dot) {
   size_t end = dot;
   while (end > start && IsSpace(cps[end - 1])) --end;

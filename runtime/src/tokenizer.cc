@@ -15,20 +15,6 @@ namespace {
 
 constexpr size_t kNpos = std::string_view::npos;
 
-// Decodes the code point starting at text[i] (which must be valid UTF-8) and returns its length.
-size_t DecodeCodePoint(std::string_view text, size_t i, char32_t* cp) {
-  const auto b0 = static_cast<unsigned char>(text[i]);
-  auto cont = [&](size_t k) { return static_cast<char32_t>(static_cast<unsigned char>(text[i + k]) & 0x3F); };
-  if (b0 < 0x80) { *cp = b0; return 1; }
-  if (b0 < 0xE0) { *cp = (static_cast<char32_t>(b0 & 0x1F) << 6) | cont(1); return 2; }
-  if (b0 < 0xF0) {
-    *cp = (static_cast<char32_t>(b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2);
-    return 3;
-  }
-  *cp = (static_cast<char32_t>(b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3);
-  return 4;
-}
-
 std::string HexByte(char c) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   const auto b = static_cast<unsigned char>(c);
@@ -113,6 +99,19 @@ std::string ReplaceInvalidUtf8(std::string s) {
 }
 
 }  // namespace
+
+size_t DecodeCodePoint(std::string_view text, size_t i, char32_t* cp) {
+  const auto b0 = static_cast<unsigned char>(text[i]);
+  auto cont = [&](size_t k) { return static_cast<char32_t>(static_cast<unsigned char>(text[i + k]) & 0x3F); };
+  if (b0 < 0x80) { *cp = b0; return 1; }
+  if (b0 < 0xE0) { *cp = (static_cast<char32_t>(b0 & 0x1F) << 6) | cont(1); return 2; }
+  if (b0 < 0xF0) {
+    *cp = (static_cast<char32_t>(b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2);
+    return 3;
+  }
+  *cp = (static_cast<char32_t>(b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3);
+  return 4;
+}
 
 Status InvalidUtf8Error(std::string_view text, size_t offset) {
   return Status(ErrorCode::kInvalidUtf8, "invalid UTF-8 at byte offset " + std::to_string(offset) +

@@ -82,6 +82,8 @@ size_t FindInvalidUtf8(std::string_view text);
 Status InvalidUtf8Error(std::string_view text, size_t offset);
 
 // For valid UTF-8 only (check FindInvalidUtf8 first).
+// Decodes the code point starting at text[i] into *cp and returns its length in bytes.
+size_t DecodeCodePoint(std::string_view text, size_t i, char32_t* cp);
 // True when `text` holds only Unicode White_Space and control characters (or nothing).
 bool IsBlank(std::string_view text);
 // `text` with every control character (see above) replaced by one ASCII space.

@@ -98,7 +98,8 @@ Status EncodeLine(const Tokenizer& tokenizer, const std::string& text, size_t i,
   }
   for (size_t s = 0; s < spans.size(); ++s) {
     const SentenceSpan& span = spans[s];
-    auto ids = tokenizer.EncodeSource(std::string_view(text).substr(span.begin, span.end - span.begin));
+    auto ids =
+        tokenizer.EncodeSource(std::string_view(text).substr(span.begin, span.end - span.begin));
     if (!ids.ok()) return fail(ids.status().WithContext(TextIndex(i)));
     if (ids->size() > static_cast<size_t>(max_tokens)) {
       const std::string what =
@@ -115,7 +116,9 @@ Status EncodeLine(const Tokenizer& tokenizer, const std::string& text, size_t i,
     u.span = span;
     units->push_back(std::move(u));
   }
-  if (units->size() == units_before) outcome->hypotheses.push_back(TextHypothesis{"", {}, 0.0f, true});
+  if (units->size() == units_before) {
+    outcome->hypotheses.push_back(TextHypothesis{"", {}, 0.0f, true});
+  }
   return Status::Ok();
 }
 
@@ -173,13 +176,16 @@ Status TranslateLines(Translator& translator, const Tokenizer& tokenizer,
   for (size_t line_window = 0; first < units.size(); line_window += window) {
     // The window: units of the next sort_window input lines, or (split) the next sort_window
     // sentences.
+    const auto in_window = [&](size_t u) {
+      return split ? u - first < window : units[u].line < line_window + window;
+    };
     size_t last = first;
-    while (last < units.size() && (split ? last - first < window : units[last].line < line_window + window)) {
-      ++last;
-    }
+    while (last < units.size() && in_window(last)) ++last;
     if (last == first) continue;
     spans.clear();
-    for (size_t u = first; u < last; ++u) spans.push_back(TokenSpan{units[u].ids.data(), units[u].ids.size()});
+    for (size_t u = first; u < last; ++u) {
+      spans.push_back(TokenSpan{units[u].ids.data(), units[u].ids.size()});
+    }
     HW_RETURN_IF_ERROR(
         translator.TranslateIdsEach(spans.data(), spans.size(), options, window_batching));
     for (size_t j = 0; j < spans.size(); ++j) {
@@ -230,10 +236,9 @@ Status TranslateLines(Translator& translator, const Tokenizer& tokenizer,
 // What the text path asks of its options beyond ValidateSearchOptions / ValidateBatchOptions.
 Status CheckTextBatching(const SearchOptions& options, const BatchOptions& batching) {
   if (batching.split_sentences && options.num_hypotheses != 1) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "BatchOptions.split_sentences needs num_hypotheses 1 (the sentences' n-best "
-                  "lists do not combine into one for the line); found " +
-                      std::to_string(options.num_hypotheses));
+    return InvalidArgument(
+        "BatchOptions.split_sentences needs num_hypotheses 1 (the sentences' n-best lists do not "
+        "combine into one for the line); found " + std::to_string(options.num_hypotheses));
   }
   return Status::Ok();
 }
