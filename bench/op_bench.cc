@@ -14,25 +14,20 @@
 #include "fc/fully_connected.h"
 #include "format/weight_format.h"
 #include "thread_pool.h"
+#include "tests/support/random_data.h"
 #include "xnn_backend.h"
 
 namespace headwise::bench {
 namespace {
 
-std::vector<float> RandomVector(size_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-scale, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
+using testing::RandomFloats;
 
 // One fully-connected operator on `rows` rows, F32 (XNNPACK) or I8 (headwise's int8 kernel,
 // per-row weight scales, activations quantized per row in each run).
 void BM_FullyConnected(benchmark::State& state, size_t in, size_t out, size_t rows, int threads,
                        bool int8) {
   if (!InitXnnpack().ok()) Die("xnn_initialize failed");
-  const std::vector<float> w = RandomVector(in * out, 1, 0.05f), b = RandomVector(out, 2, 0.1f);
+  const std::vector<float> w = RandomFloats(in * out, 1, 0.05f), b = RandomFloats(out, 2, 0.1f);
   std::vector<int8_t> q;
   const std::vector<float> scales = QuantizeRowsI8(w.data(), out, in, &q);
   FcPart part;
@@ -48,7 +43,7 @@ void BM_FullyConnected(benchmark::State& state, size_t in, size_t out, size_t ro
   if (!fc.ok()) Die(fc.status().ToString());
   Result<ThreadPool> pool = ThreadPool::Create(threads);
   if (!pool.ok()) Die(pool.status().ToString());
-  const std::vector<float> x = RandomVector(rows * in, 3, 1.0f);
+  const std::vector<float> x = RandomFloats(rows * in, 3, 1.0f);
   std::vector<float> y(rows * out);
   for (auto _ : state) {
     if (!fc->Run(rows, x.data(), y.data(), pool->get()).ok()) Die("fc run failed");
@@ -65,8 +60,8 @@ void BM_FullyConnected(benchmark::State& state, size_t in, size_t out, size_t ro
 // by side (the encoder layout).
 void BM_Attention(benchmark::State& state, size_t heads, size_t head_dim, size_t queries, size_t keys) {
   const size_t inner = heads * head_dim;
-  const std::vector<float> q = RandomVector(queries * inner, 1, 1.0f);
-  const std::vector<float> kv = RandomVector(keys * inner, 2, 1.0f);
+  const std::vector<float> q = RandomFloats(queries * inner, 1, 1.0f);
+  const std::vector<float> kv = RandomFloats(keys * inner, 2, 1.0f);
   std::vector<float> out(queries * inner), scores(keys);
   const kernels::AttentionShape shape{heads, head_dim, 1.0f / std::sqrt(static_cast<float>(head_dim)), head_dim};
   for (auto _ : state) {
@@ -80,9 +75,9 @@ void BM_Attention(benchmark::State& state, size_t heads, size_t head_dim, size_t
 }
 
 void BM_AddLayerNorm(benchmark::State& state, size_t rows, size_t dim) {
-  std::vector<float> x = RandomVector(rows * dim, 1, 1.0f);
-  const std::vector<float> r = RandomVector(rows * dim, 2, 1.0f), g = RandomVector(dim, 3, 1.0f),
-                           b = RandomVector(dim, 4, 0.1f);
+  std::vector<float> x = RandomFloats(rows * dim, 1, 1.0f);
+  const std::vector<float> r = RandomFloats(rows * dim, 2, 1.0f), g = RandomFloats(dim, 3, 1.0f),
+                           b = RandomFloats(dim, 4, 0.1f);
   for (auto _ : state) {
     kernels::AddLayerNorm(x.data(), r.data(), dim, g.data(), b.data(), rows, dim, 1e-5f);
     benchmark::DoNotOptimize(x.data());
@@ -91,7 +86,7 @@ void BM_AddLayerNorm(benchmark::State& state, size_t rows, size_t dim) {
 }
 
 void BM_Swish(benchmark::State& state, size_t n) {
-  std::vector<float> x = RandomVector(n, 1, 3.0f);
+  std::vector<float> x = RandomFloats(n, 1, 3.0f);
   for (auto _ : state) {
     kernels::SwishInPlace(x.data(), n);
     benchmark::DoNotOptimize(x.data());  // repeated swish stays finite (values shrink)

@@ -21,17 +21,12 @@
 #include "common/half.h"
 #include "kernels/f32_gemm.h"
 #include "kernels/f32_gemm_kernel.h"
+#include "tests/support/random_data.h"
 
 namespace headwise {
 namespace {
 
-std::vector<float> Random(size_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-scale, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
+using testing::RandomFloats;
 
 struct GemmCase {
   size_t rows, k, n;
@@ -48,9 +43,9 @@ struct Problem {
 
   explicit Problem(const GemmCase& g, uint32_t seed)
       : c(g), x_stride(g.k + 3), y_stride(g.n + 5) {
-    x = Random(c.rows * x_stride, seed, 2.0f);
-    w = Random(c.n * c.k, seed + 1, 0.3f);
-    bias = Random(c.n, seed + 2, 0.5f);
+    x = RandomFloats(c.rows * x_stride, seed, 2.0f);
+    w = RandomFloats(c.n * c.k, seed + 1, 0.3f);
+    bias = RandomFloats(c.n, seed + 2, 0.5f);
     w16.resize(w.size());
     w16_widened.resize(w.size());
     for (size_t i = 0; i < w.size(); ++i) {

@@ -11,17 +11,12 @@
 
 #include "kernels/f32_gemm.h"
 #include "kernels/f32_gemv.h"
+#include "tests/support/random_data.h"
 
 namespace headwise {
 namespace {
 
-std::vector<float> Random(size_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-scale, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
+using testing::RandomFloats;
 
 struct GemvCase {
   size_t k, n;
@@ -31,9 +26,9 @@ class F32GemvTest : public ::testing::TestWithParam<GemvCase> {};
 
 TEST_P(F32GemvTest, DispatchedKernelMatchesReferenceAndDoubleProduct) {
   const GemvCase c = GetParam();
-  const std::vector<float> x = Random(c.k, 1, 2.0f);
-  const std::vector<float> w = Random(c.n * c.k, 2, 0.3f);
-  const std::vector<float> bias = Random(c.n, 3, 0.5f);
+  const std::vector<float> x = RandomFloats(c.k, 1, 2.0f);
+  const std::vector<float> w = RandomFloats(c.n * c.k, 2, 0.3f);
+  const std::vector<float> bias = RandomFloats(c.n, 3, 0.5f);
   kernels::F32GemvArgs a;
   a.x = x.data();
   a.k = c.k;
@@ -72,9 +67,9 @@ TEST_P(F32GemvTest, DispatchedKernelMatchesReferenceAndDoubleProduct) {
 TEST_P(F32GemvTest, MatchesTheSeveralRowKernelBitForBit) {
   const GemvCase c = GetParam();
   const size_t rows = 5;
-  const std::vector<float> x = Random(rows * c.k, 7, 2.0f);
-  const std::vector<float> w = Random(c.n * c.k, 8, 0.3f);
-  const std::vector<float> bias = Random(c.n, 9, 0.5f);
+  const std::vector<float> x = RandomFloats(rows * c.k, 7, 2.0f);
+  const std::vector<float> w = RandomFloats(c.n * c.k, 8, 0.3f);
+  const std::vector<float> bias = RandomFloats(c.n, 9, 0.5f);
   std::vector<float> several(rows * c.n), alone(rows * c.n), reference(rows * c.n);
   kernels::F32GemmArgs g;
   g.x = x.data();
@@ -107,9 +102,9 @@ TEST_P(F32GemvTest, MatchesTheSeveralRowKernelBitForBit) {
 
 TEST_P(F32GemvTest, ClampsToTheOutputRange) {
   const GemvCase c = GetParam();
-  const std::vector<float> x = Random(c.k, 4, 2.0f);
-  const std::vector<float> w = Random(c.n * c.k, 5, 0.3f);
-  const std::vector<float> bias = Random(c.n, 6, 0.5f);
+  const std::vector<float> x = RandomFloats(c.k, 4, 2.0f);
+  const std::vector<float> w = RandomFloats(c.n * c.k, 5, 0.3f);
+  const std::vector<float> bias = RandomFloats(c.n, 6, 0.5f);
   kernels::F32GemvArgs a;
   a.x = x.data();
   a.k = c.k;

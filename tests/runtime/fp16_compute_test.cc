@@ -134,24 +134,6 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(i.param.parts * i.param.out_per_part) + (i.param.relu ? "_relu" : "");
     });
 
-testing::ModelOptions SmallModel() {
-  testing::ModelOptions o;
-  o.d_model = 64;
-  o.heads = 4;
-  o.encoder_ffn = 128;
-  o.decoder_ffn = 96;
-  o.vocab = 50;
-  o.pad = o.start = 49;
-  o.kept = {{0, 2}, {}, {1}, {0, 1, 3}, {}, {2, 3}};  // pruned and empty blocks
-  return o;
-}
-
-std::unique_ptr<testing::TestModel> Build(const testing::ModelOptions& o, WeightFormat f) {
-  testing::ModelOptions with = o;
-  with.weights = f;
-  return testing::BuildModel(with);
-}
-
 TranslatorLimits Limits(Fp16Compute mode, int threads = 1) {
   TranslatorLimits l;
   l.max_batch = 3;
@@ -164,10 +146,10 @@ TranslatorLimits Limits(Fp16Compute mode, int threads = 1) {
 
 TEST(Fp16ComputeOption, PrecisionFollowsTheModeTheModelAndTheCpu) {
   const bool f16 = Fp16Here();
-  const testing::ModelOptions o = SmallModel();
-  auto m16 = Build(o, WeightFormat::kF16);
-  auto m32 = Build(o, WeightFormat::kF32);
-  auto m8 = Build(o, WeightFormat::kI8);
+  const testing::ModelOptions o = testing::PrunedModelOptions();
+  auto m16 = testing::BuildModel(o, WeightFormat::kF16);
+  auto m32 = testing::BuildModel(o, WeightFormat::kF32);
+  auto m8 = testing::BuildModel(o, WeightFormat::kI8);
   ASSERT_TRUE(m16->model && m32->model && m8->model);
 
   auto off = Translator::Create(m16->model, Limits(Fp16Compute::kOff));
@@ -230,8 +212,8 @@ TEST_P(Fp16ComputeModelTest, LogitsAndGreedyIdsAgreeWithTheF32Fallback) {
   if (want >= 0) {
     ASSERT_EQ(f16, want == 1) << DetectFp16Arithmetic().reason;
   }
-  const testing::ModelOptions o = SmallModel();
-  auto m16 = Build(o, WeightFormat::kF16);
+  const testing::ModelOptions o = testing::PrunedModelOptions();
+  auto m16 = testing::BuildModel(o, WeightFormat::kF16);
   ASSERT_TRUE(m16->model);
   auto ref = Translator::Create(m16->model, Limits(Fp16Compute::kOff, threads));
   auto tr = Translator::Create(m16->model, Limits(Fp16Compute::kAuto, threads));

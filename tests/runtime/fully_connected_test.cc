@@ -19,17 +19,12 @@
 #include "parallel.h"
 #include "thread_pool.h"
 #include "xnn_backend.h"
+#include "tests/support/random_data.h"
 
 namespace headwise {
 namespace {
 
-std::vector<float> Random(size_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-scale, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
+using testing::RandomFloats;
 
 // Two fused parts [rows_a + rows_b, in] in one weight format, their stored bytes kept alive.
 struct FusedWeights {
@@ -47,8 +42,8 @@ FusedWeights MakeWeights(DType type, size_t in, std::vector<size_t> rows) {
   w.f32.resize(n), w.bias.resize(n), w.f16.resize(n), w.i8.resize(n), w.scale.resize(n);
   w.parts.resize(n), w.effective.resize(n);
   for (size_t p = 0; p < n; ++p) {
-    w.f32[p] = Random(rows[p] * in, 10 + static_cast<uint32_t>(p), 0.3f);
-    w.bias[p] = Random(rows[p], 20 + static_cast<uint32_t>(p), 0.5f);
+    w.f32[p] = RandomFloats(rows[p] * in, 10 + static_cast<uint32_t>(p), 0.3f);
+    w.bias[p] = RandomFloats(rows[p], 20 + static_cast<uint32_t>(p), 0.5f);
     const uint32_t r = static_cast<uint32_t>(rows[p]), c = static_cast<uint32_t>(in);
     w.effective[p] = w.f32[p];
     switch (type) {
@@ -112,7 +107,7 @@ TEST_P(FullyConnectedPathTest, NamesItsPathAndComputesTheFusedProduct) {
   }
   EXPECT_EQ(fc->KernelName(c.rows), want);
 
-  const std::vector<float> x = Random(c.rows * in, 3, 1.0f);
+  const std::vector<float> x = RandomFloats(c.rows * in, 3, 1.0f);
   std::vector<float> y(c.rows * out, -7.0f);
   ASSERT_TRUE(fc->Run(c.rows, x.data(), y.data(), nullptr).ok());
   for (size_t r = 0; r < c.rows; ++r) {
@@ -168,7 +163,7 @@ TEST(FullyConnected, Int8OutputIsTheSameOnAnyThreadCount) {
     params.output_min = -0.25f;  // a clamp on one side, as fc1's ReLU has
     auto fc = FullyConnected::Create(w.parts.data(), w.parts.size(), params, "threads fc");
     ASSERT_TRUE(fc.ok()) << fc.status().ToString();
-    const std::vector<float> x = Random(rows * in, 7 + static_cast<uint32_t>(rows), 2.0f);
+    const std::vector<float> x = RandomFloats(rows * in, 7 + static_cast<uint32_t>(rows), 2.0f);
 
     // The reference: the operator's concatenated weights through the portable loop.
     std::vector<int8_t> wq, xq(rows * in);

@@ -17,16 +17,14 @@
 #include "kernels/vec_avx512.h"
 #include "kernels/vec_exp.h"
 #include "tests/runtime/reference_model.h"
+#include "tests/support/random_data.h"
 
 namespace headwise {
 namespace {
 
+// Uniform in [lo, hi), [-3, 3) unless given.
 std::vector<float> Random(size_t n, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
+  return testing::RandomFloats(n, seed, lo, hi);
 }
 
 class KernelSizes : public ::testing::TestWithParam<size_t> {};

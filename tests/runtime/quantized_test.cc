@@ -13,17 +13,12 @@
 
 #include "kernels/int8_gemm.h"
 #include "tests/runtime/test_model.h"
+#include "tests/support/random_data.h"
 
 namespace headwise {
 namespace {
 
-std::vector<float> Random(size_t n, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-scale, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
+using testing::RandomFloats;
 
 struct GemmCase {
   size_t rows, k, out;
@@ -34,9 +29,9 @@ class Int8GemmTest : public ::testing::TestWithParam<GemmCase> {};
 TEST_P(Int8GemmTest, DispatchedKernelMatchesReferenceAndFloatProduct) {
   const GemmCase c = GetParam();
   const size_t x_stride = c.k + 3, y_stride = c.out + 5;
-  const std::vector<float> x = Random(c.rows * x_stride, 1, 2.0f);
-  const std::vector<float> wf = Random(c.out * c.k, 2, 0.3f);
-  const std::vector<float> bias = Random(c.out, 3, 0.5f);
+  const std::vector<float> x = RandomFloats(c.rows * x_stride, 1, 2.0f);
+  const std::vector<float> wf = RandomFloats(c.out * c.k, 2, 0.3f);
+  const std::vector<float> bias = RandomFloats(c.out, 3, 0.5f);
   // Per-row int8 weights as the converter writes them.
   std::vector<int8_t> w(c.out * c.k);
   std::vector<float> w_scale(c.out);
@@ -96,7 +91,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Int8GemmTest,
 TEST(Int8Gemm, DispatchedQuantizationMatchesReferenceBytes) {
   for (size_t cols : {1u, 7u, 32u, 96u, 257u, 1024u}) {
     const size_t rows = 3, stride = cols + 1;
-    std::vector<float> x = Random(rows * stride, static_cast<uint32_t>(cols), 5.0f);
+    std::vector<float> x = RandomFloats(rows * stride, static_cast<uint32_t>(cols), 5.0f);
     for (size_t c = 0; c < cols; ++c) x[stride + c] = 0.0f;  // an all-zero row
     std::vector<int8_t> q(rows * cols), want(rows * cols);
     std::vector<float> s(rows), want_s(rows);
@@ -135,29 +130,11 @@ struct FormatCase {
 
 class FormatAgreementTest : public ::testing::TestWithParam<FormatCase> {};
 
-testing::ModelOptions Options() {
-  testing::ModelOptions o;
-  o.d_model = 64;
-  o.heads = 4;
-  o.encoder_ffn = 128;
-  o.decoder_ffn = 96;
-  o.vocab = 50;
-  o.pad = o.start = 49;
-  o.kept = {{0, 2}, {}, {1}, {0, 1, 3}, {}, {2, 3}};
-  return o;
-}
-
-std::unique_ptr<testing::TestModel> BuildFormat(const testing::ModelOptions& o, WeightFormat f) {
-  testing::ModelOptions with = o;
-  with.weights = f;
-  return testing::BuildModel(with);
-}
-
 TEST_P(FormatAgreementTest, LogitsAndGreedyIdsAgreeWithFp32) {
   const FormatCase c = GetParam();
-  const testing::ModelOptions o = Options();
-  auto ref = BuildFormat(o, WeightFormat::kF32);
-  auto narrow = BuildFormat(o, c.format);
+  const testing::ModelOptions o = testing::PrunedModelOptions();
+  auto ref = testing::BuildModel(o, WeightFormat::kF32);
+  auto narrow = testing::BuildModel(o, c.format);
   ASSERT_TRUE(ref->model && narrow->model);
   EXPECT_LT(narrow->model->info().file_bytes, ref->model->info().file_bytes + (c.format == WeightFormat::kF32 ? 1 : 0));
   TranslatorLimits limits;
@@ -286,7 +263,7 @@ TEST(Int8Threads, TranslationsAreBitIdenticalOnAnyThreadCount) {
 }
 
 TEST(FormatLoading, RejectsNarrowBiasesAndReportsTheTensor) {
-  ModelSpec spec = testing::MakeSpec(Options());
+  ModelSpec spec = testing::MakeSpec(testing::PrunedModelOptions());
   for (TensorSpec& t : spec.tensors) {
     if (t.name == "model.encoder.layers.0.fc1.bias") t.dtype = DType::kF16;
   }
@@ -300,9 +277,9 @@ TEST(FormatLoading, RejectsNarrowBiasesAndReportsTheTensor) {
 }
 
 TEST(FormatLoading, Int8ModelArenaHoldsTheQuantizedRows) {
-  const testing::ModelOptions o = Options();
-  auto f32 = BuildFormat(o, WeightFormat::kF32);
-  auto i8 = BuildFormat(o, WeightFormat::kI8);
+  const testing::ModelOptions o = testing::PrunedModelOptions();
+  auto f32 = testing::BuildModel(o, WeightFormat::kF32);
+  auto i8 = testing::BuildModel(o, WeightFormat::kI8);
   TranslatorLimits limits;
   limits.max_batch = 2;
   limits.max_source_tokens = 8;

@@ -20,8 +20,28 @@ using TestModel = LoadedModel;
 
 inline ModelSpec MakeSpec(const ModelOptions& options) { return MakeSyntheticSpec(options); }
 
+// The weight-format tests' model: 64 wide, 4 heads, FFN 128 (encoder) / 96 (decoder), vocab 50
+// (pad = start = 49), and blocks that keep 2, 0, 1, 3, 0 and 2 of their 4 heads (pruned and
+// empty blocks).
+inline ModelOptions PrunedModelOptions() {
+  ModelOptions o;
+  o.d_model = 64;
+  o.heads = 4;
+  o.encoder_ffn = 128;
+  o.decoder_ffn = 96;
+  o.vocab = 50;
+  o.pad = o.start = 49;
+  o.kept = {{0, 2}, {}, {1}, {0, 1, 3}, {}, {2, 3}};
+  return o;
+}
+
 // Serializes and loads; fails the test (ADD_FAILURE, null model) on any error.
 std::unique_ptr<TestModel> BuildModel(const ModelOptions& options);
+// The same with its weights stored in `format`.
+inline std::unique_ptr<TestModel> BuildModel(ModelOptions options, WeightFormat format) {
+  options.weights = format;
+  return BuildModel(options);
+}
 // SerializeModel, failing the test (and returning no bytes) on an error.
 std::vector<uint8_t> Serialize(const ModelSpec& spec);
 
