@@ -173,7 +173,8 @@ void TranslateLines(const FileModel& m, Translator::Impl& t, size_t batch, int b
     if (!RunEncoder(t.net, t.buf.encoder, spans.data(), n).ok()) Die("encoder failed");
     // A model that carries a vocabulary shortlist: the call's union, as TranslateIds makes it.
     if (t.shortlist.valid()) {
-      t.shortlist.Prepare(spans.data(), n, t.buf.search.logits, n * static_cast<size_t>(beam));
+      t.shortlist.Prepare(spans.data(), nullptr, n, t.buf.search.logits,
+                          n * static_cast<size_t>(beam));
     }
     const Status s = beam == 1 ? RunGreedy(t.decoder(), t.buf.search, n, search, kMaxTokens)
                                : RunBeam(t.decoder(), t.buf.search, n, search, kMaxTokens);

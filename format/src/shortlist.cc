@@ -97,6 +97,10 @@ void ShortlistAddSource(const ShortlistView& v, const int32_t* source, size_t le
   }
 }
 
+void ShortlistAddTargets(const int32_t* targets, size_t length, uint8_t* marks) {
+  for (size_t i = 0; i < length; ++i) marks[targets[i]] = 1;
+}
+
 size_t ShortlistCollect(const ShortlistView& v, const uint8_t* marks, int32_t* ids) {
   size_t n = 0;
   for (uint32_t id = 0; id < v.vocab; ++id) {

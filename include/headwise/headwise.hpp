@@ -66,6 +66,16 @@
 //   - With a vocabulary shortlist (ModelInfo::has_shortlist, TranslatorLimits::use_shortlist)
 //     every piece outside the union of the call's lines has logit -inf: the rules above then
 //     run over the union (log_softmax normalised over it), and only its pieces are produced.
+//     A target prefix's ids (below) join the union.
+//   - Target prefix (optional, per sentence; CTranslate2's target_prefix, Marian's
+//     force-decode): the ids the translation must begin with. Its first prefix-length steps
+//     are forced: each appends the next prefix id to the sentence's one live beam and adds that
+//     id's log-probability to the beam's sum (a forced step finishes nothing, whatever EOS
+//     scores); the search then goes on by the rules above from that beam, with `step` still
+//     counting every generated token. Every hypothesis' ids begin with the prefix, and the
+//     prefix counts in its length and score: a hypothesis scores the same whether its start was
+//     forced or found. A prefix id must be in the vocabulary and be neither PAD nor EOS; a
+//     prefix as long as the maximum length is returned as it is, unfinished.
 #ifndef HEADWISE_HEADWISE_HPP_
 #define HEADWISE_HEADWISE_HPP_
 
@@ -174,6 +184,13 @@ class Model {
   // encodes to [EOS]. Errors: kInvalidUtf8 (with the byte offset), kTokenizer (also when the
   // model file carries no tokenizer).
   Result<std::vector<int32_t>> EncodeSource(const std::string& text) const;
+  // EncodeTarget: the target SentencePiece pieces of `text` mapped through the vocabulary, no
+  // EOS: the ids of a target prefix (Translator::TranslateIds). The text is encoded on its own,
+  // so a prefix that ends inside a word gives that partial word's pieces. Blank text encodes
+  // to no ids. Errors: kInvalidUtf8 (with the byte offset), kTokenizer (also when the model
+  // file carries no tokenizer, and for a piece the vocabulary lacks, named: its id would be
+  // UNK, which DecodeTarget drops).
+  Result<std::vector<int32_t>> EncodeTarget(const std::string& text) const;
   // DecodeTarget: ids -> pieces -> text; special ids (pad, eos, unk) are skipped.
   Result<std::string> DecodeTarget(const int32_t* ids, size_t size) const;
 
@@ -418,9 +435,13 @@ class Translator {
   Translator& operator=(const Translator&) = delete;
 
   // Translates `batch` encoder inputs (each ending with EOS, as Model::EncodeSource returns).
-  // No heap allocation. Errors: kBatchTooLarge, kInputTooLong, kInvalidArgument (empty input,
-  // an id outside the vocabulary, options outside the limits), kBackend.
-  Status TranslateIds(const TokenSpan* sources, size_t batch, const SearchOptions& options);
+  // `target_prefixes` (null: none) holds one span per input, the ids its translation must begin
+  // with (no decoder start, no EOS; size 0: no prefix for that input; see "Target prefix"
+  // above). No heap allocation. Errors: kBatchTooLarge, kInputTooLong (also a prefix longer than
+  // the maximum length), kInvalidArgument (empty input, an id outside the vocabulary, a prefix
+  // id that is PAD or EOS, options outside the limits), kBackend.
+  Status TranslateIds(const TokenSpan* sources, size_t batch, const SearchOptions& options,
+                      const TokenSpan* target_prefixes = nullptr);
   // Results of the last successful TranslateIds, or of input `sentence` of the last
   // TranslateIdsEach (0 hypotheses for a line that failed).
   size_t num_hypotheses(size_t sentence) const;
@@ -432,13 +453,16 @@ class Translator {
   // hypothesis(i, k) answer for input i, in input order, until the next call. A source that is
   // empty, longer than max_source_tokens (kInputTooLong) or holds an id outside the vocabulary
   // (kInvalidArgument) fails alone; a batch whose TranslateIds fails (kBackend, ...) gives its
-  // status to each of its lines. No heap allocation: a failing line's message is built when
-  // line_status is first asked for it.
+  // status to each of its lines. `target_prefixes` as in TranslateIds (one span per input, null:
+  // none); a line whose prefix is longer than the maximum length (kInputTooLong) or holds an
+  // id outside the vocabulary, PAD or EOS (kInvalidArgument) fails alone. No heap allocation: a
+  // failing line's message is built when line_status is first asked for it.
   // Errors of the whole call: kBatchTooLarge (n over sort_window), kInvalidArgument (sources
   // null, options outside the limits, batching.max_lines outside [0, max_batch],
   // batching.max_tokens < 0); such a call is rejected before anything changes.
   Status TranslateIdsEach(const TokenSpan* sources, size_t n, const SearchOptions& options,
-                          const BatchOptions& batching = {});
+                          const BatchOptions& batching = {},
+                          const TokenSpan* target_prefixes = nullptr);
   // Why input `sentence` of the last TranslateIdsEach failed, or OK (also when out of range or
   // after any other call). The message does not name the line (the caller knows which it asked
   // about), e.g. "301 tokens exceed TranslatorLimits.max_source_tokens 256".
@@ -459,20 +483,29 @@ class Translator {
   // line fails the whole call. Options are checked even when every line is blank. Lines that
   // are not blank are batched as TranslateIdsEach batches them (`batching`, within windows of
   // sort_window input lines, or with batching.split_sentences of sort_window sentences);
-  // results keep input order.
-  Result<std::vector<std::vector<TextHypothesis>>> Translate(const std::vector<std::string>& texts,
-                                                             const SearchOptions& options,
-                                                             const BatchOptions& batching = {});
+  // results keep input order. `target_prefixes`: none (empty), or one text per line, the start
+  // its translation must have (Model::EncodeTarget; a blank one: none; see "Target prefix"
+  // above): every hypothesis' text then begins with the prefix as the tokenizer decodes it.
+  // Errors for the prefixes: kInvalidArgument when their number is not texts.size(), when
+  // batching.split_sentences is on (a line's sentences have no one start), or for a blank line
+  // with a prefix that is not blank; kInvalidUtf8 and kTokenizer (EncodeTarget) naming
+  // "target_prefixes[i]"; kInputTooLong (a prefix longer than the maximum length) and
+  // kInvalidArgument (its ids hold EOS or PAD) naming "texts[i]".
+  Result<std::vector<std::vector<TextHypothesis>>> Translate(
+      const std::vector<std::string>& texts, const SearchOptions& options,
+      const BatchOptions& batching = {}, const std::vector<std::string>& target_prefixes = {});
   // Translate with each line succeeding or failing on its own, as headwise-translate treats its
   // input lines: a line that is invalid UTF-8 or longer than max_source_tokens gets its own
   // error (same codes and messages as Translate) while the other lines are translated, and a
   // batch whose TranslateIds fails (kBackend, ...) gives that status to each of its lines.
   // The outer Result fails only for what no line can change: options or batching outside the
-  // limits (kInvalidArgument) and a model without tokenizer (kTokenizer). Batching as Translate;
-  // the observer's line indices are indices into `texts`.
+  // limits (kInvalidArgument) and a model without tokenizer (kTokenizer). Batching and target
+  // prefixes as Translate (a line's prefix errors are that line's; a prefix count other than
+  // texts.size(), or prefixes with split_sentences, fail the call); the observer's line indices
+  // are indices into `texts`.
   Result<std::vector<Result<std::vector<TextHypothesis>>>> TranslateEach(
       const std::vector<std::string>& texts, const SearchOptions& options,
-      const BatchOptions& batching = {});
+      const BatchOptions& batching = {}, const std::vector<std::string>& target_prefixes = {});
 
   const TranslatorLimits& limits() const;
   const std::shared_ptr<const Model>& model() const;

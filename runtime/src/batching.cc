@@ -27,6 +27,7 @@ void LayoutWindowBuffers(const TranslatorLimits& limits, ArenaCarver& c, WindowB
   buf->order = c.Take<size_t>({W});
   buf->length = c.Take<size_t>({W});
   buf->spans = c.Take<TokenSpan>({static_cast<size_t>(limits.max_batch)});
+  buf->prefixes = c.Take<TokenSpan>({static_cast<size_t>(limits.max_batch)});
   buf->fault = c.Take<LineFault>({W});
   buf->count = c.Take<int32_t>({W});
   buf->hyps = c.Take<WindowHypothesis>({W, K});
@@ -101,7 +102,48 @@ LineFault FindFault(const TokenSpan& src, const TranslatorLimits& limits, int32_
   return f;
 }
 
-Status DescribeFault(const LineFault& f, const TranslatorLimits& limits, int32_t vocab_size) {
+LineFault FindPrefixFault(const TokenSpan& prefix, size_t max_length, const ModelConfig& config) {
+  LineFault f;
+  if (prefix.size == 0) return f;
+  if (prefix.ids == nullptr) {
+    f.kind = LineFault::kPrefixNullIds;
+  } else if (prefix.size > max_length) {
+    f.kind = LineFault::kPrefixTooLong;
+    f.size = prefix.size;
+    f.limit = max_length;
+  } else {
+    for (size_t i = 0; i < prefix.size; ++i) {
+      const int32_t id = prefix.ids[i];
+      if (id < 0 || static_cast<uint32_t>(id) >= config.vocab_size || id == config.pad_token_id ||
+          id == config.eos_token_id) {
+        f.kind = LineFault::kPrefixBadId;
+        f.position = i;
+        f.id = id;
+        break;
+      }
+    }
+  }
+  return f;
+}
+
+ErrorCode FaultCode(const LineFault& f) {
+  switch (f.kind) {
+    case LineFault::kNone: return ErrorCode::kOk;
+    case LineFault::kTooLong:
+    case LineFault::kPrefixTooLong: return ErrorCode::kInputTooLong;
+    case LineFault::kEmpty:
+    case LineFault::kNullIds:
+    case LineFault::kBadId:
+    case LineFault::kPrefixNullIds:
+    case LineFault::kPrefixBadId: break;
+    case LineFault::kBatch: return ErrorCode::kInternal;  // the batch's own status says
+  }
+  return ErrorCode::kInvalidArgument;
+}
+
+Status DescribeFault(const LineFault& f, const TranslatorLimits& limits,
+                     const ModelConfig& config) {
+  const int32_t vocab_size = static_cast<int32_t>(config.vocab_size);
   switch (f.kind) {
     case LineFault::kEmpty:
       return InvalidArgument("source is empty (it must end with EOS)");
@@ -115,6 +157,20 @@ Status DescribeFault(const LineFault& f, const TranslatorLimits& limits, int32_t
       return InvalidArgument("position " + std::to_string(f.position) + ": id " +
                              std::to_string(f.id) + " is outside the vocabulary of " +
                              std::to_string(vocab_size));
+    case LineFault::kPrefixNullIds:
+      return InvalidArgument("target prefix ids is null");
+    case LineFault::kPrefixTooLong:
+      return Status(ErrorCode::kInputTooLong,
+                    "target prefix of " + std::to_string(f.size) +
+                        " tokens exceeds the maximum length " + std::to_string(f.limit) +
+                        " (SearchOptions.max_length, else TranslatorLimits.max_target_tokens)");
+    case LineFault::kPrefixBadId: {
+      std::string what = "is outside the vocabulary of " + std::to_string(vocab_size);
+      if (f.id == config.eos_token_id) what = "is EOS (a prefix cannot end the translation)";
+      if (f.id == config.pad_token_id) what = "is PAD (never produced)";
+      return InvalidArgument("target prefix position " + std::to_string(f.position) + ": id " +
+                             std::to_string(f.id) + " " + what);
+    }
     case LineFault::kNone:
     case LineFault::kBatch:
       break;
@@ -123,7 +179,8 @@ Status DescribeFault(const LineFault& f, const TranslatorLimits& limits, int32_t
 }
 
 Status Translator::TranslateIdsEach(const TokenSpan* sources, size_t n,
-                                    const SearchOptions& options, const BatchOptions& batching) {
+                                    const SearchOptions& options, const BatchOptions& batching,
+                                    const TokenSpan* target_prefixes) {
   Impl& t = *impl_;
   const WindowBuffers& w = t.buf.window;
   if (n > w.max_lines) {
@@ -142,11 +199,15 @@ Status Translator::TranslateIdsEach(const TokenSpan* sources, size_t n,
 
   t.window_lines = 0;  // the previous results are overwritten from here on
   t.result_sentences = 0;
-  const int32_t vocab_size = t.model_impl().config.vocab_size;
+  const ModelConfig& config = t.model_impl().config;
+  const size_t max_length = MaxLength(options, t.limits);
   size_t valid = 0;
   for (size_t i = 0; i < n; ++i) {
     w.count[i] = 0;
-    w.fault[i] = FindFault(sources[i], t.limits, vocab_size);
+    w.fault[i] = FindFault(sources[i], t.limits, config.vocab_size);
+    if (w.fault[i].kind == LineFault::kNone && target_prefixes != nullptr) {
+      w.fault[i] = FindPrefixFault(target_prefixes[i], max_length, config);
+    }
     if (w.fault[i].kind == LineFault::kNone) {
       w.length[i] = sources[i].size;
       w.order[valid++] = i;
@@ -165,10 +226,12 @@ Status Translator::TranslateIdsEach(const TokenSpan* sources, size_t n,
     size_t longest = 0;
     for (size_t j = 0; j < lines; ++j) {
       w.spans[j] = sources[w.order[start + j]];
+      if (target_prefixes != nullptr) w.prefixes[j] = target_prefixes[w.order[start + j]];
       longest = std::max(longest, w.spans[j].size);
     }
     const auto begin = std::chrono::steady_clock::now();
-    const Status s = TranslateIds(w.spans, lines, options);
+    const Status s =
+        TranslateIds(w.spans, lines, options, target_prefixes != nullptr ? w.prefixes : nullptr);
     const std::chrono::duration<double, std::milli> elapsed =
         std::chrono::steady_clock::now() - begin;
     for (size_t j = 0; j < lines; ++j) {
@@ -215,8 +278,7 @@ const Status& Translator::line_status(size_t sentence) const {
   LineFault& f = t.buf.window.fault[sentence];
   if (f.kind == LineFault::kNone) return kOk;
   if (f.kind != LineFault::kBatch && !f.described) {  // built on the first question only
-    t.line_status[sentence] =
-        DescribeFault(f, t.limits, t.model_impl().config.vocab_size);
+    t.line_status[sentence] = DescribeFault(f, t.limits, t.model_impl().config);
     f.described = true;
   }
   return t.line_status[sentence];
@@ -225,15 +287,8 @@ const Status& Translator::line_status(size_t sentence) const {
 ErrorCode Translator::line_code(size_t sentence) const {
   const Impl& t = *impl_;
   if (sentence >= t.window_lines) return ErrorCode::kOk;
-  switch (t.buf.window.fault[sentence].kind) {
-    case LineFault::kNone: return ErrorCode::kOk;
-    case LineFault::kTooLong: return ErrorCode::kInputTooLong;
-    case LineFault::kBatch: return t.line_status[sentence].code();
-    case LineFault::kEmpty:
-    case LineFault::kNullIds:
-    case LineFault::kBadId: break;
-  }
-  return ErrorCode::kInvalidArgument;
+  const LineFault& f = t.buf.window.fault[sentence];
+  return f.kind == LineFault::kBatch ? t.line_status[sentence].code() : FaultCode(f);
 }
 
 }  // namespace headwise

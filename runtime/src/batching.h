@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "arena.h"
+#include "format/model_config.h"
 #include "headwise/headwise.hpp"
 
 namespace headwise {
@@ -26,12 +27,17 @@ struct WindowHypothesis {
 // Why a window line failed, recorded without allocating; its message is built only when the
 // caller asks (Translator::line_status).
 struct LineFault {
-  enum Kind : int32_t { kNone = 0, kEmpty, kNullIds, kTooLong, kBadId, kBatch };
+  enum Kind : int32_t {
+    kNone = 0, kEmpty, kNullIds, kTooLong, kBadId,  // the source
+    kPrefixNullIds, kPrefixTooLong, kPrefixBadId,   // the target prefix
+    kBatch
+  };
   Kind kind = kNone;
   bool described = false;  // the line's Status holds the message
-  size_t size = 0;         // kTooLong: the source's tokens
-  size_t position = 0;     // kBadId: where
-  int32_t id = 0;          // kBadId: the id
+  size_t size = 0;         // kTooLong, kPrefixTooLong: the tokens
+  size_t limit = 0;        // kPrefixTooLong: the maximum length
+  size_t position = 0;     // kBadId, kPrefixBadId: where
+  int32_t id = 0;          // kBadId, kPrefixBadId: the id
 };
 
 // The results of the last TranslateIdsEach, W = sort_window lines of up to K = max_beam
@@ -43,6 +49,7 @@ struct WindowBuffers {
   size_t* order = nullptr;     // [W] line indices in batch order
   size_t* length = nullptr;    // [W] source length per line (0 = the line failed its checks)
   TokenSpan* spans = nullptr;  // [max_batch] the running batch's sources
+  TokenSpan* prefixes = nullptr;  // [max_batch] and their target prefixes
   LineFault* fault = nullptr;  // [W]
   int32_t* count = nullptr;    // [W] hypotheses stored per line
   WindowHypothesis* hyps = nullptr;  // [W, K]
@@ -64,9 +71,16 @@ Result<int> ResolveSortWindow(const TranslatorLimits& limits);
 
 // What is wrong with `src` (kNone: nothing). No allocation.
 LineFault FindFault(const TokenSpan& src, const TranslatorLimits& limits, int32_t vocab_size);
+// What is wrong with target prefix `prefix` for a search of at most `max_length` generated
+// tokens (kNone: nothing; an empty prefix never is): null ids, more than max_length ids, or an
+// id outside the vocabulary, PAD or EOS (headwise.hpp, "Target prefix"). No allocation.
+LineFault FindPrefixFault(const TokenSpan& prefix, size_t max_length, const ModelConfig& config);
 // The message of a fault other than kNone / kBatch, e.g. "30 tokens exceed
-// TranslatorLimits.max_source_tokens 24"; it does not name the line.
-Status DescribeFault(const LineFault& fault, const TranslatorLimits& limits, int32_t vocab_size);
+// TranslatorLimits.max_source_tokens 24"; it does not name the line, and it is the ErrorCode
+// FaultCode says.
+Status DescribeFault(const LineFault& fault, const TranslatorLimits& limits,
+                     const ModelConfig& config);
+ErrorCode FaultCode(const LineFault& fault);
 
 // Orders order[0, n) (line indices) by length[line] ascending, equal lengths by line index, so
 // the plan never depends on the sort algorithm.

@@ -1,4 +1,5 @@
-// Beam search, exactly as include/headwise/headwise.hpp states it:
+// Beam search, exactly as include/headwise/headwise.hpp states it (after a sentence's forced
+// target-prefix steps, which keep its one live beam):
 //   - rank every (live beam b, token v) by score_b + logp(b, v), ties by lower b * V + v;
 //   - walk the best 2 * beam_size: EOS finishes a hypothesis, anything else continues a beam,
 //     until beam_size beams continue;
@@ -81,6 +82,18 @@ size_t SelectCandidates(const SearchBuffers& b, const ShortlistOutput* shortlist
     }
   }
   return top.size;
+}
+
+// A forced step of sentence s (its one live beam's logits at `x`): the prefix's id at `step`
+// continues the beam (buf.next_*, one entry) with its log-probability added.
+void ForcePrefixId(const SearchBuffers& b, const ShortlistOutput* shortlist, size_t s,
+                   size_t step, float* x) {
+  float max = 0.0f;
+  const float log_sum = MaskPadAndLogSumExp(b, x, &max, shortlist);
+  const int32_t id = b.prefixes[s].ids[step];
+  b.next_parent[0] = 0;
+  b.next_token[0] = id;
+  b.next_score[0] = b.slot_score[b.live_slot[s * b.max_beam]] + ((x[id] - max) - log_sum);
 }
 
 // Moves the `count` continuing beams (buf.next_*) of sentence s into cache slots and appends
@@ -171,33 +184,40 @@ Status RunBeam(const Decoder& decoder, const SearchBuffers& b, size_t batch,
     for (size_t s = 0; s < batch; ++s) {
       if (b.done[s]) continue;
       const size_t live = static_cast<size_t>(b.live_count[s]);
-      size_t num_cand = 0;
-      {
-        const OpTimer timer(decoder.profile(), OpKind::kSearch);
-        num_cand = SelectCandidates(b, decoder.shortlist(), s, live, b.logits + row * V, beam);
-      }
+      float* x = b.logits + row * V;
       row += live;
       size_t count = 0;
-      bool top_eos = false;
-      for (size_t c = 0; c < num_cand && count < beam; ++c) {
-        const size_t parent = static_cast<size_t>(b.cand_index[c]) / V;
-        const int32_t token = static_cast<int32_t>(static_cast<size_t>(b.cand_index[c]) % V);
-        if (token == b.eos_id) {
-          top_eos = top_eos || c == 0;
-          const size_t slot = static_cast<size_t>(b.live_slot[s * K + parent]);
-          b.hyps.Store(s, b.slot_ids + slot * T, step,
-                       NormalizedScore(b.cand_value[c], step + 1, options.length_penalty), true);
+      if (step < PrefixLength(b, s)) {  // forced: one live beam, its next id is the prefix's
+        const OpTimer timer(decoder.profile(), OpKind::kSearch);
+        ForcePrefixId(b, decoder.shortlist(), s, step, x);
+        count = 1;
+      } else {
+        size_t num_cand = 0;
+        {
+          const OpTimer timer(decoder.profile(), OpKind::kSearch);
+          num_cand = SelectCandidates(b, decoder.shortlist(), s, live, x, beam);
+        }
+        bool top_eos = false;
+        for (size_t c = 0; c < num_cand && count < beam; ++c) {
+          const size_t parent = static_cast<size_t>(b.cand_index[c]) / V;
+          const int32_t token = static_cast<int32_t>(static_cast<size_t>(b.cand_index[c]) % V);
+          if (token == b.eos_id) {
+            top_eos = top_eos || c == 0;
+            const size_t slot = static_cast<size_t>(b.live_slot[s * K + parent]);
+            b.hyps.Store(s, b.slot_ids + slot * T, step,
+                         NormalizedScore(b.cand_value[c], step + 1, options.length_penalty), true);
+            continue;
+          }
+          b.next_parent[count] = static_cast<int32_t>(parent);
+          b.next_token[count] = token;
+          b.next_score[count] = b.cand_value[c];
+          ++count;
+        }
+        if (b.hyps.count(s) >= beam || count == 0 ||
+            StopsEarly(options, b.hyps, s, step, top_eos, b.next_score[0])) {
+          b.done[s] = 1;
           continue;
         }
-        b.next_parent[count] = static_cast<int32_t>(parent);
-        b.next_token[count] = token;
-        b.next_score[count] = b.cand_value[c];
-        ++count;
-      }
-      if (b.hyps.count(s) >= beam || count == 0 ||
-          StopsEarly(options, b.hyps, s, step, top_eos, b.next_score[0])) {
-        b.done[s] = 1;
-        continue;
       }
       AdvanceBeams(decoder, b, s, live, count, step);
       if (step + 1 == max_length) {

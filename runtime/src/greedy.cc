@@ -1,5 +1,6 @@
-// Greedy search: argmax each step (lowest id on ties) until EOS or the maximum length. Each
-// sentence owns cache slot s; finished sentences drop out of the rows of later steps.
+// Greedy search: argmax each step (lowest id on ties) until EOS or the maximum length, after
+// the sentence's forced target-prefix steps. Each sentence owns cache slot s; finished
+// sentences drop out of the rows of later steps.
 #include "kernels/softmax.h"
 #include "search.h"
 #include "shortlist.h"
@@ -34,10 +35,16 @@ Status RunGreedy(const Decoder& decoder, const SearchBuffers& b, size_t batch,
       float* x = b.logits + r * V;
       float max = 0.0f;
       const float log_sum = MaskPadAndLogSumExp(b, x, &max, shortlist);
-      size_t best = kernels::FirstIndexOf(x, V, max);  // lowest id reaching the maximum
-      // With a shortlist the ids outside its union are -inf: best is inside unless every logit
-      // of the union is -inf or NaN (non-finite weights); EOS (always inside) then ends it.
-      if (shortlist != nullptr && !shortlist->Allows(best)) best = static_cast<size_t>(b.eos_id);
+      size_t best = 0;
+      if (step < PrefixLength(b, s)) {  // forced: the prefix's id (never EOS)
+        best = static_cast<size_t>(b.prefixes[s].ids[step]);
+      } else {
+        best = kernels::FirstIndexOf(x, V, max);  // lowest id reaching the maximum
+        // With a shortlist the ids outside its union are -inf: best is inside unless every
+        // logit of the union is -inf or NaN (non-finite weights); EOS (always inside) then
+        // ends it.
+        if (shortlist != nullptr && !shortlist->Allows(best)) best = static_cast<size_t>(b.eos_id);
+      }
       b.slot_score[s] += (x[best] - max) - log_sum;
       int32_t* ids = b.slot_ids + s * T;
       if (static_cast<int32_t>(best) == b.eos_id) {

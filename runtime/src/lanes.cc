@@ -33,6 +33,7 @@ void LayoutLane(const Model::Impl& model, const TranslatorLimits& lane_limits,
                 /*with_window=*/false);
   lane->max_sentences = static_cast<size_t>(lane_limits.max_batch);
   lane->spans = c.Take<TokenSpan>({lane->max_sentences});
+  lane->prefixes = c.Take<TokenSpan>({lane->max_sentences});
   if (shortlist == nullptr) return;
   // The union, its runs and gathered rows are the Translator's; the product's output rows and
   // LogSumExp's row are per lane (shortlist.h).
@@ -135,15 +136,21 @@ Status RunLane(Lane& lane, const LaneCall& call) {
 
 Result<size_t> RunLanes(BatchLanes& lanes, const Network& main,
                         const ShortlistOutput& main_shortlist, const TokenSpan* sources,
-                        size_t batch, const SearchOptions& options, size_t max_length) {
+                        const TokenSpan* prefixes, size_t batch, const SearchOptions& options,
+                        size_t max_length) {
   const size_t n = std::min(lanes.lanes.size(), batch);
-  for (size_t j = 0; j < n; ++j) lanes.lanes[j]->sentences = 0;
+  for (size_t j = 0; j < n; ++j) {
+    Lane& lane = *lanes.lanes[j];
+    lane.sentences = 0;
+    lane.buf.search.prefixes = prefixes != nullptr ? lane.prefixes : nullptr;
+  }
   for (size_t s = 0; s < batch; ++s) {
     Lane& lane = *lanes.lanes[s % n];
     if (lane.sentences == lane.max_sentences) {
       return InternalError("batch lanes: " + std::to_string(batch) +
                            " sentences exceed the lanes' plan");
     }
+    if (prefixes != nullptr) lane.prefixes[lane.sentences] = prefixes[s];
     lane.spans[lane.sentences++] = sources[s];
   }
   LaneCall call{&lanes, &main_shortlist, &options, max_length};

@@ -40,6 +40,7 @@ struct Lane {
   ShortlistBuffers shortlist_view;  // the Translator's union, this lane's out / row scratch
   ShortlistOutput shortlist;        // valid() when the Translator's shortlist is
   TokenSpan* spans = nullptr;       // [max_sentences] the running call's sources
+  TokenSpan* prefixes = nullptr;    // [max_sentences] and their target prefixes
   size_t max_sentences = 0;
   size_t sentences = 0;             // of the last call that ran on lanes
   Status status;                    // of the last call, written by the lane's thread
@@ -68,12 +69,14 @@ Status CreateLanes(const Model::Impl& model, const TranslatorLimits& limits,
                    BatchLanes* out);
 
 // Runs `batch` validated sources (2 <= batch, lanes <= batch is not required: min(lanes, batch)
-// lanes run) on the lanes over `main`'s pool; `main_shortlist` has prepared the union of all
-// `batch` sources when valid(). The results of sentence s are in lane s % n, index s / n, n the
-// returned lane count. The first failing lane's status otherwise. No allocation.
+// lanes run) with their validated target prefixes (null: none) on the lanes over `main`'s
+// pool; `main_shortlist` has prepared the union of all `batch` sources and prefixes when
+// valid(). The results of sentence s are in lane s % n, index s / n, n the returned lane count.
+// The first failing lane's status otherwise. No allocation.
 Result<size_t> RunLanes(BatchLanes& lanes, const Network& main,
                         const ShortlistOutput& main_shortlist, const TokenSpan* sources,
-                        size_t batch, const SearchOptions& options, size_t max_length);
+                        const TokenSpan* prefixes, size_t batch, const SearchOptions& options,
+                        size_t max_length);
 
 }  // namespace headwise
 

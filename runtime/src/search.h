@@ -39,10 +39,21 @@ struct SearchBuffers {
   uint8_t* slot_claimed = nullptr;  // [K]
 
   HypothesisStore hyps;  // the results
+
+  // The running call's target prefixes, one per sentence (size 0: none), or null for none;
+  // set by the caller before each run (the spans are the caller's, valid during the run).
+  const TokenSpan* prefixes = nullptr;
 };
 
+// How many of sentence s's first steps are forced (its target prefix's length).
+inline size_t PrefixLength(const SearchBuffers& buf, size_t s) {
+  return buf.prefixes != nullptr ? buf.prefixes[s].size : 0;
+}
+
 // `max_length` is the resolved limit (options.max_length or max_target_tokens); `options` were
-// validated (ValidateSearchOptions).
+// validated (ValidateSearchOptions), and so were the prefixes (each at most max_length ids of
+// the vocabulary, none PAD or EOS). A forced step (headwise.hpp, "Target prefix") appends the
+// prefix's id to the sentence's one live beam whatever the logits say.
 Status RunGreedy(const Decoder& decoder, const SearchBuffers& buf, size_t batch,
                  const SearchOptions& options, size_t max_length);
 Status RunBeam(const Decoder& decoder, const SearchBuffers& buf, size_t batch,

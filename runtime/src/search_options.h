@@ -4,6 +4,8 @@
 #ifndef HEADWISE_RUNTIME_SEARCH_OPTIONS_H_
 #define HEADWISE_RUNTIME_SEARCH_OPTIONS_H_
 
+#include <cstddef>
+
 #include "headwise/headwise.hpp"
 
 namespace headwise {
@@ -12,6 +14,13 @@ namespace headwise {
 // max_length in [0, max_target_tokens]. Errors: kInvalidArgument naming the field, its value
 // and the allowed range.
 Status ValidateSearchOptions(const SearchOptions& options, const TranslatorLimits& limits);
+
+// The most tokens a search generates (EOS included): options.max_length, else
+// limits.max_target_tokens.
+inline size_t MaxLength(const SearchOptions& options, const TranslatorLimits& limits) {
+  return static_cast<size_t>(options.max_length > 0 ? options.max_length
+                                                    : limits.max_target_tokens);
+}
 
 }  // namespace headwise
 

@@ -27,10 +27,13 @@ void LayoutShortlist(const Model::Impl& model, const TranslatorLimits& limits, A
   const uint64_t B = static_cast<uint64_t>(limits.max_batch);
   const uint64_t S = static_cast<uint64_t>(limits.max_source_tokens);
   const uint64_t R = B * static_cast<uint64_t>(limits.max_beam);
-  // The union is at most: the frequent ids, EOS and UNK, and one list per distinct source id.
   // 64-bit arithmetic: B * S * longest stays below 2^31 * 2^24.
+  const uint64_t T = static_cast<uint64_t>(limits.max_target_tokens);
+  // The union is at most: the frequent ids, EOS and UNK, one list per distinct source id, and
+  // the target prefixes' ids.
   const uint64_t sources = std::min<uint64_t>(V, B * S);
-  const uint64_t bound = model.shortlist.num_frequent + 2 + sources * model.shortlist_stats.longest;
+  const uint64_t bound = model.shortlist.num_frequent + 2 +
+                         sources * model.shortlist_stats.longest + std::min<uint64_t>(V, B * T);
   const size_t C = static_cast<size_t>(std::min<uint64_t>(V, bound));
   buf->capacity = C;
   buf->max_rows = static_cast<size_t>(R);
@@ -56,8 +59,8 @@ void LayoutShortlist(const Model::Impl& model, const TranslatorLimits& limits, A
   }
 }
 
-void ShortlistOutput::Prepare(const TokenSpan* sources, size_t batch, float* logits,
-                              size_t rows) {
+void ShortlistOutput::Prepare(const TokenSpan* sources, const TokenSpan* prefixes, size_t batch,
+                              float* logits, size_t rows) {
   const Model::Impl& m = *model_;
   const ShortlistBuffers& b = *buf_;
   const ShortlistView& list = m.shortlist;
@@ -67,6 +70,7 @@ void ShortlistOutput::Prepare(const TokenSpan* sources, size_t batch, float* log
   ShortlistBegin(list, always, 2, b.marks);
   for (size_t s = 0; s < batch; ++s) {
     ShortlistAddSource(list, sources[s].ids, sources[s].size, b.marks);
+    if (prefixes != nullptr) ShortlistAddTargets(prefixes[s].ids, prefixes[s].size, b.marks);
   }
   // The capacity bounds every union (LayoutShortlist), so ids has room.
   size_ = ShortlistCollect(list, b.marks, b.ids);

@@ -30,7 +30,8 @@
 // Memory (planned by LayoutShortlist from the limits): marks [V] bytes and the union's ids
 // [C] plus runs [3 C], one row of union logits [C] floats; I8: [C, d] int8 rows (room for their
 // packed layout, Int8VnniPackedBytes(C, d)), [C] scales and biases and the compact output
-// [R, C]; F16: [C, d] floats. C = min(V, frequent + 2 + min(V, B * S) * longest list).
+// [R, C]; F16: [C, d] floats. C = min(V, frequent + 2 + min(V, B * S) * longest list
+// + min(V, B * T)), the last term for the target prefixes' ids.
 // No allocation after Create.
 #ifndef HEADWISE_RUNTIME_SHORTLIST_H_
 #define HEADWISE_RUNTIME_SHORTLIST_H_
@@ -81,9 +82,11 @@ class ShortlistOutput {
 
   bool valid() const { return model_ != nullptr; }
 
-  // The union of the `batch` sources (validated: ids inside the vocabulary), EOS and UNK;
-  // gathers the rows; sets logits rows [0, rows) to -inf (rows <= R). No allocation.
-  void Prepare(const TokenSpan* sources, size_t batch, float* logits, size_t rows);
+  // The union of the `batch` sources (validated: ids inside the vocabulary), EOS and UNK, and
+  // the ids of their target prefixes (null: none; validated); gathers the rows; sets logits
+  // rows [0, rows) to -inf (rows <= R). No allocation.
+  void Prepare(const TokenSpan* sources, const TokenSpan* prefixes, size_t batch, float* logits,
+               size_t rows);
 
   // Takes the union of `from`'s last Prepare (a batch lane, lanes.h: this operator's buffers
   // point at `from`'s union and gathered rows, with scratch of its own for the product's output

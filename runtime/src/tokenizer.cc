@@ -234,6 +234,26 @@ Result<std::vector<int32_t>> Tokenizer::EncodeSource(std::string_view text) cons
   return ids;
 }
 
+Result<std::vector<int32_t>> Tokenizer::EncodeTarget(std::string_view text) const {
+  const size_t bad = FindInvalidUtf8(text);
+  if (bad != kNpos) return InvalidUtf8Error(text, bad);
+  std::vector<int32_t> ids;
+  if (IsBlank(text)) return ids;
+  std::vector<std::string> pieces;
+  const auto s = target_->Encode(ControlsToSpaces(text), &pieces);
+  if (!s.ok()) return FromSentencePiece(s, "target encode");
+  ids.reserve(pieces.size());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const auto it = piece_to_id_.find(pieces[i]);
+    if (it == piece_to_id_.end()) {
+      return Status(ErrorCode::kTokenizer, "target piece " + std::to_string(i) + " \"" +
+                                               pieces[i] + "\" is not in the vocabulary");
+    }
+    ids.push_back(it->second);
+  }
+  return ids;
+}
+
 Result<std::string> Tokenizer::DecodeTarget(const int32_t* ids, size_t size) const {
   if (ids == nullptr && size > 0) return InvalidArgument("DecodeTarget: ids is null");
   std::vector<std::string> pieces;

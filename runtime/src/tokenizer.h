@@ -1,6 +1,7 @@
 // runtime/src/tokenizer.h: the embedded tokenizers of a model, as OPUS-MT ships them.
 // Source text -> source SentencePiece pieces -> ids through the shared vocabulary (unknown
-// pieces -> unk) + EOS; target ids -> pieces (specials skipped) -> target SentencePiece decode.
+// pieces -> unk) + EOS; target ids -> pieces (specials skipped) -> target SentencePiece decode;
+// target text (a prefix) -> target pieces -> ids (no EOS; a piece outside the vocabulary fails).
 //
 // Hostile text (the rules Model::EncodeSource and Translator::Translate document):
 //   - Invalid UTF-8 (RFC 3629: stray continuation bytes, truncated sequences, overlong forms,
@@ -58,6 +59,10 @@ class Tokenizer {
   // Source pieces mapped through the vocabulary (unknown pieces -> unk), then EOS.
   // Errors: kInvalidUtf8 naming the byte offset; kTokenizer (SentencePiece's message kept).
   Result<std::vector<int32_t>> EncodeSource(std::string_view text) const;
+  // Target pieces mapped through the vocabulary, no EOS (a target prefix; blank text: none).
+  // Errors: kInvalidUtf8 naming the byte offset; kTokenizer (SentencePiece's message kept, or a
+  // piece the vocabulary lacks, named).
+  Result<std::vector<int32_t>> EncodeTarget(std::string_view text) const;
   // pad, eos and unk ids are skipped. Errors: kInvalidArgument for an id outside the vocabulary;
   // kTokenizer.
   Result<std::string> DecodeTarget(const int32_t* ids, size_t size) const;

@@ -3,6 +3,7 @@
 // path: messages are only built when a request is rejected.
 #include <string>
 
+#include "batching.h"
 #include "decoder.h"
 #include "encoder.h"
 #include "search.h"
@@ -40,7 +41,7 @@ Status CheckIds(int32_t vocab_size, const TokenSpan& span, size_t sentence, cons
 }  // namespace
 
 Status Translator::TranslateIds(const TokenSpan* sources, size_t batch,
-                                const SearchOptions& options) {
+                                const SearchOptions& options, const TokenSpan* target_prefixes) {
   Impl& t = *impl_;
   const int32_t vocab_size = t.model_impl().config.vocab_size;
   if (batch > static_cast<size_t>(t.limits.max_batch)) {
@@ -50,23 +51,31 @@ Status Translator::TranslateIds(const TokenSpan* sources, size_t batch,
   }
   if (batch > 0 && sources == nullptr) return InvalidArgument("TranslateIds: sources is null");
   HW_RETURN_IF_ERROR(ValidateSearchOptions(options, t.limits));
+  const size_t max_length = MaxLength(options, t.limits);
   for (size_t s = 0; s < batch; ++s) {
     HW_RETURN_IF_ERROR(CheckSource(t.limits, sources[s], s, "sentence"));
     HW_RETURN_IF_ERROR(CheckIds(vocab_size, sources[s], s, "sentence"));
+    if (target_prefixes == nullptr) continue;
+    const LineFault fault = FindPrefixFault(target_prefixes[s], max_length, t.model_impl().config);
+    if (fault.kind != LineFault::kNone) {
+      const Status why = DescribeFault(fault, t.limits, t.model_impl().config);
+      return Status(why.code(), "sentence " + std::to_string(s) + ": " + why.message());
+    }
   }
 
   t.result_sentences = 0;  // the previous results are overwritten from here on
   t.result_lanes = 0;
   t.window_lines = 0;
   if (batch == 0) return Status::Ok();
-  const size_t max_length = options.max_length > 0 ? static_cast<size_t>(options.max_length)
-                                                   : static_cast<size_t>(t.limits.max_target_tokens);
+  t.buf.search.prefixes = target_prefixes;
   // Batch lanes for two sentences or more; not while profiling (OpProfile counts from one
   // thread).
   if (batch >= 2 && !t.lanes.lanes.empty() && t.net.profile == nullptr) {
-    if (t.shortlist.valid()) t.shortlist.Prepare(sources, batch, t.buf.search.logits, 0);  // the union only
-    HW_ASSIGN_OR_RETURN(t.result_lanes,
-                        RunLanes(t.lanes, t.net, t.shortlist, sources, batch, options, max_length));
+    if (t.shortlist.valid()) {  // the union only
+      t.shortlist.Prepare(sources, target_prefixes, batch, t.buf.search.logits, 0);
+    }
+    HW_ASSIGN_OR_RETURN(t.result_lanes, RunLanes(t.lanes, t.net, t.shortlist, sources,
+                                                 target_prefixes, batch, options, max_length));
     t.result_sentences = batch;
     t.result_hypotheses = static_cast<size_t>(options.num_hypotheses);
     return Status::Ok();
@@ -75,7 +84,7 @@ Status Translator::TranslateIds(const TokenSpan* sources, size_t batch,
     HW_RETURN_IF_ERROR(RunEncoder(t.net, t.buf.encoder, sources, batch));
     if (t.shortlist.valid()) {
       // The rows a step of this call can use: one per sentence, or per live beam.
-      t.shortlist.Prepare(sources, batch, t.buf.search.logits,
+      t.shortlist.Prepare(sources, target_prefixes, batch, t.buf.search.logits,
                           batch * static_cast<size_t>(options.beam_size));
     }
     if (options.beam_size == 1) {

@@ -30,6 +30,11 @@ Result<std::vector<int32_t>> Model::EncodeSource(const std::string& text) const 
   return impl_->tokenizer->EncodeSource(text);
 }
 
+Result<std::vector<int32_t>> Model::EncodeTarget(const std::string& text) const {
+  if (!impl_->tokenizer) return NoTokenizer();
+  return impl_->tokenizer->EncodeTarget(text);
+}
+
 Result<std::string> Model::DecodeTarget(const int32_t* ids, size_t size) const {
   if (!impl_->tokenizer) return NoTokenizer();
   return impl_->tokenizer->DecodeTarget(ids, size);
@@ -47,6 +52,7 @@ struct LineOutcome {
 struct Unit {
   size_t line = 0;
   std::vector<int32_t> ids;  // encoder input, EOS included
+  std::vector<int32_t> prefix;  // target prefix ids (none: empty)
   SentenceSpan span;         // the sentence's bytes in its line (split_sentences)
   TextHypothesis best;       // its translation (split_sentences)
 };
@@ -80,14 +86,22 @@ Status TooLong(size_t line, const std::string& what, size_t tokens, int limit) {
 }
 
 // Encodes line i into `units` (nothing for a blank line, whose outcome gets its empty
-// hypothesis); split: one unit per sentence. Returns the line's error, if any.
-Status EncodeLine(const Tokenizer& tokenizer, const std::string& text, size_t i, bool split,
-                  int max_tokens, std::vector<Unit>* units, LineOutcome* outcome) {
+// hypothesis); split: one unit per sentence. `prefix`: the line's target prefix text, or null.
+// Returns the line's error, if any.
+Status EncodeLine(const Tokenizer& tokenizer, const std::string& text, const std::string* prefix,
+                  size_t i, bool split, int max_tokens, std::vector<Unit>* units,
+                  LineOutcome* outcome) {
   const size_t units_before = units->size();
   const auto fail = [&](Status s) {
     units->resize(units_before);
     return s;
   };
+  std::vector<int32_t> prefix_ids;
+  if (prefix != nullptr) {
+    auto ids = tokenizer.EncodeTarget(*prefix);
+    if (!ids.ok()) return ids.status().WithContext("target_prefixes[" + std::to_string(i) + "]");
+    prefix_ids = std::move(ids).value();
+  }
   std::vector<SentenceSpan> spans;
   if (split) {
     auto sentences = SplitSentences(text);
@@ -113,10 +127,15 @@ Status EncodeLine(const Tokenizer& tokenizer, const std::string& text, size_t i,
     Unit u;
     u.line = i;
     u.ids = std::move(ids).value();
+    u.prefix = prefix_ids;  // one unit per line when there are prefixes (no split)
     u.span = span;
     units->push_back(std::move(u));
   }
   if (units->size() == units_before) {
+    if (!prefix_ids.empty()) {
+      return InvalidArgument(TextIndex(i) + " is blank but its target prefix is not (there is "
+                             "nothing to translate after it)");
+    }
     outcome->hypotheses.push_back(TextHypothesis{"", {}, 0.0f, true});
   }
   return Status::Ok();
@@ -155,19 +174,22 @@ TextHypothesis JoinSentences(const std::string& text, const Unit* first, size_t 
 // them by length and cuts the batches; outcomes keep the input order.
 Status TranslateLines(Translator& translator, const Tokenizer& tokenizer,
                       const std::vector<std::string>& texts, const SearchOptions& options,
-                      const BatchOptions& batching, bool each, std::vector<LineOutcome>* out) {
+                      const BatchOptions& batching, const std::vector<std::string>& prefixes,
+                      bool each, std::vector<LineOutcome>* out) {
   const TranslatorLimits& lim = translator.limits();
   const bool split = batching.split_sentences;
+  const bool with_prefixes = !prefixes.empty();
   out->assign(texts.size(), LineOutcome{});
   std::vector<Unit> units;
   for (size_t i = 0; i < texts.size(); ++i) {
     Status& line = (*out)[i].status;
-    line = EncodeLine(tokenizer, texts[i], i, split, lim.max_source_tokens, &units, &(*out)[i]);
+    line = EncodeLine(tokenizer, texts[i], with_prefixes ? &prefixes[i] : nullptr, i, split,
+                      lim.max_source_tokens, &units, &(*out)[i]);
     if (!line.ok() && !each) return line;
   }
 
   const auto window = static_cast<size_t>(lim.sort_window);
-  std::vector<TokenSpan> spans;
+  std::vector<TokenSpan> spans, prefix_spans;
   size_t first = 0;  // the window's first unit
   TextBatchObserver text_observer(batching.observer, units, first);
   BatchOptions window_batching = batching;
@@ -183,11 +205,14 @@ Status TranslateLines(Translator& translator, const Tokenizer& tokenizer,
     while (last < units.size() && in_window(last)) ++last;
     if (last == first) continue;
     spans.clear();
+    prefix_spans.clear();
     for (size_t u = first; u < last; ++u) {
       spans.push_back(TokenSpan{units[u].ids.data(), units[u].ids.size()});
+      prefix_spans.push_back(TokenSpan{units[u].prefix.data(), units[u].prefix.size()});
     }
-    HW_RETURN_IF_ERROR(
-        translator.TranslateIdsEach(spans.data(), spans.size(), options, window_batching));
+    HW_RETURN_IF_ERROR(translator.TranslateIdsEach(spans.data(), spans.size(), options,
+                                                   window_batching,
+                                                   with_prefixes ? prefix_spans.data() : nullptr));
     for (size_t j = 0; j < spans.size(); ++j) {
       Unit& unit = units[first + j];
       LineOutcome& o = (*out)[unit.line];
@@ -234,7 +259,19 @@ Status TranslateLines(Translator& translator, const Tokenizer& tokenizer,
 }
 
 // What the text path asks of its options beyond ValidateSearchOptions / ValidateBatchOptions.
-Status CheckTextBatching(const SearchOptions& options, const BatchOptions& batching) {
+Status CheckTextBatching(const SearchOptions& options, const BatchOptions& batching,
+                         const std::vector<std::string>& texts,
+                         const std::vector<std::string>& prefixes) {
+  if (!prefixes.empty() && prefixes.size() != texts.size()) {
+    return InvalidArgument("target_prefixes holds " + std::to_string(prefixes.size()) +
+                           " texts for " + std::to_string(texts.size()) +
+                           " lines (one per line, or none)");
+  }
+  if (!prefixes.empty() && batching.split_sentences) {
+    return InvalidArgument(
+        "target prefixes and BatchOptions.split_sentences do not combine (a line's sentences "
+        "have no one start)");
+  }
   if (batching.split_sentences && options.num_hypotheses != 1) {
     return InvalidArgument(
         "BatchOptions.split_sentences needs num_hypotheses 1 (the sentences' n-best lists do not "
@@ -247,16 +284,16 @@ Status CheckTextBatching(const SearchOptions& options, const BatchOptions& batch
 
 Result<std::vector<std::vector<TextHypothesis>>> Translator::Translate(
     const std::vector<std::string>& texts, const SearchOptions& options,
-    const BatchOptions& batching) {
+    const BatchOptions& batching, const std::vector<std::string>& target_prefixes) {
   // Checked before tokenizing as well as in TranslateIds: a call whose lines are all blank
   // never reaches TranslateIds, and the answer to bad options must not depend on the text.
   HW_RETURN_IF_ERROR(ValidateSearchOptions(options, limits()));
   HW_RETURN_IF_ERROR(ValidateBatchOptions(batching, limits()));
-  HW_RETURN_IF_ERROR(CheckTextBatching(options, batching));
+  HW_RETURN_IF_ERROR(CheckTextBatching(options, batching, texts, target_prefixes));
   if (!model()->impl().tokenizer) return NoTokenizer();
   std::vector<LineOutcome> lines;
   HW_RETURN_IF_ERROR(TranslateLines(*this, *model()->impl().tokenizer, texts, options, batching,
-                                    false, &lines));
+                                    target_prefixes, false, &lines));
   std::vector<std::vector<TextHypothesis>> out(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) out[i] = std::move(lines[i].hypotheses);
   return out;
@@ -264,14 +301,14 @@ Result<std::vector<std::vector<TextHypothesis>>> Translator::Translate(
 
 Result<std::vector<Result<std::vector<TextHypothesis>>>> Translator::TranslateEach(
     const std::vector<std::string>& texts, const SearchOptions& options,
-    const BatchOptions& batching) {
+    const BatchOptions& batching, const std::vector<std::string>& target_prefixes) {
   HW_RETURN_IF_ERROR(ValidateSearchOptions(options, limits()));
   HW_RETURN_IF_ERROR(ValidateBatchOptions(batching, limits()));
-  HW_RETURN_IF_ERROR(CheckTextBatching(options, batching));
+  HW_RETURN_IF_ERROR(CheckTextBatching(options, batching, texts, target_prefixes));
   if (!model()->impl().tokenizer) return NoTokenizer();
   std::vector<LineOutcome> lines;
   HW_RETURN_IF_ERROR(TranslateLines(*this, *model()->impl().tokenizer, texts, options, batching,
-                                    true, &lines));
+                                    target_prefixes, true, &lines));
   std::vector<Result<std::vector<TextHypothesis>>> out;
   out.reserve(lines.size());
   for (LineOutcome& line : lines) {

@@ -107,13 +107,16 @@ void CheckNoAllocation(WeightFormat format, bool shortlist, int batch_lanes) {
   beam.length_penalty = 0.9f;
   const std::vector<int32_t> target = {5, 9, 13, 2, 7};
   std::vector<float> logits((target.size() + 1) * o.vocab);
+  // Target prefixes: the first two ids of `target`, none, one id.
+  const std::vector<TokenSpan> prefixes = {{target.data(), 2}, {}, {target.data() + 2, 1}};
 
   // Warm-up: first calls may touch lazily initialised state outside headwise.
   ASSERT_TRUE(tr.TranslateIds(spans.data(), spans.size(), greedy).ok());
   ASSERT_TRUE(tr.TranslateIds(spans.data(), spans.size(), beam).ok());
+  ASSERT_TRUE(tr.TranslateIds(spans.data(), spans.size(), beam, prefixes.data()).ok());
   ASSERT_TRUE(tr.ForcedLogits(spans[0], {target.data(), target.size()}, logits.data()).ok());
 
-  Status s1, s2, s3, s4;
+  Status s1, s2, s3, s4, s5;
   size_t hyps = 0;
   long counted = 0;
   {
@@ -125,8 +128,10 @@ void CheckNoAllocation(WeightFormat format, bool shortlist, int batch_lanes) {
     }
     s3 = tr.ForcedLogits(spans[1], {target.data(), target.size()}, logits.data());
     s4 = tr.TranslateIds(spans.data() + 2, 1, greedy);
+    s5 = tr.TranslateIds(spans.data(), spans.size(), beam, prefixes.data());
     counted = scope.count();
   }
+  EXPECT_TRUE(s5.ok()) << s5.ToString();
   EXPECT_TRUE(s1.ok()) << s1.ToString();
   EXPECT_TRUE(s2.ok()) << s2.ToString();
   EXPECT_TRUE(s3.ok()) << s3.ToString();
@@ -194,11 +199,19 @@ TEST_P(AllocationTest, TranslateIdsEachAllocatesNothing) {
   batching.max_tokens = 40;
   batching.observer = &observer;
 
+  // Target prefixes on every other line.
+  const std::vector<int32_t> prefix_ids = {5, 9};
+  std::vector<TokenSpan> prefixes;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    prefixes.push_back(i % 2 ? TokenSpan{} : TokenSpan{prefix_ids.data(), prefix_ids.size()});
+  }
   ASSERT_TRUE(tr.TranslateIdsEach(spans.data(), spans.size(), greedy, batching).ok());
   ASSERT_TRUE(tr.TranslateIdsEach(spans.data(), spans.size(), beam, batching).ok());
+  ASSERT_TRUE(
+      tr.TranslateIdsEach(spans.data(), spans.size(), beam, batching, prefixes.data()).ok());
   ASSERT_EQ(tr.line_status(10).code(), ErrorCode::kInputTooLong);
 
-  Status s1, s2;
+  Status s1, s2, s3;
   size_t hyps = 0;
   bool too_long_failed = false;
   long counted = 0;
@@ -210,8 +223,10 @@ TEST_P(AllocationTest, TranslateIdsEachAllocatesNothing) {
       for (size_t k = 0; k < tr.num_hypotheses(i); ++k) hyps += tr.hypothesis(i, k).size > 0 ? 1 : 0;
     }
     too_long_failed = tr.line_code(10) == ErrorCode::kInputTooLong;
+    s3 = tr.TranslateIdsEach(spans.data(), spans.size(), beam, batching, prefixes.data());
     counted = scope.count();
   }
+  EXPECT_TRUE(s3.ok()) << s3.ToString();
   EXPECT_EQ(tr.line_status(10).code(), ErrorCode::kInputTooLong);  // builds the message
   EXPECT_TRUE(s1.ok()) << s1.ToString();
   EXPECT_TRUE(s2.ok()) << s2.ToString();

@@ -200,7 +200,8 @@ std::vector<double> NextLogProbs(const ReferenceModel& m, const Matrix& enc, siz
 std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& m,
                                                  const std::vector<int32_t>& source,
                                                  const SearchOptions& options, size_t max_length,
-                                                 const std::vector<int32_t>* allowed_ids) {
+                                                 const std::vector<int32_t>* allowed_ids,
+                                                 const std::vector<int32_t>* forced) {
   const double lp = options.length_penalty;
   const Matrix enc = m.Encode(source);
   const int32_t eos = m.spec().config.eos_token_id, start = m.spec().config.decoder_start_token_id;
@@ -220,6 +221,15 @@ std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& m,
   const size_t K = static_cast<size_t>(options.beam_size);
   const size_t n = static_cast<size_t>(options.num_hypotheses);
   for (size_t step = 0; step < max_length; ++step) {
+    if (forced != nullptr && step < forced->size()) {  // a forced step: one live beam
+      std::vector<int32_t> prefix = {start};
+      prefix.insert(prefix.end(), live[0].ids.begin(), live[0].ids.end());
+      const std::vector<double> logp = NextLogProbs(m, enc, source.size(), prefix, allowed);
+      const int32_t tok = (*forced)[step];
+      live[0].ids.push_back(tok);
+      live[0].score += logp[static_cast<size_t>(tok)];
+      continue;
+    }
     struct Cand {
       double value;
       size_t index;

@@ -60,11 +60,14 @@ struct ReferenceHypothesis {
 // num_hypotheses for the stopping rule, length_penalty, beam_stop of `options`), recomputing
 // the decoder from scratch for every prefix. Beam returns all hypotheses, ordered best first.
 // `allowed` (ascending ids) non-null: a vocabulary shortlist's union; every other token's logit
-// is -inf (log-softmax over the union) and it is never a candidate.
+// is -inf (log-softmax over the union) and it is never a candidate. `prefix` non-null: a target
+// prefix (headwise.hpp, "Target prefix"): its first prefix->size() steps append its ids to the
+// one live beam, adding their log-probabilities, and finish nothing.
 std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& model,
                                                  const std::vector<int32_t>& source,
                                                  const SearchOptions& options, size_t max_length,
-                                                 const std::vector<int32_t>* allowed = nullptr);
+                                                 const std::vector<int32_t>* allowed = nullptr,
+                                                 const std::vector<int32_t>* prefix = nullptr);
 
 }  // namespace headwise::testing
 

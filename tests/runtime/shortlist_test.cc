@@ -191,7 +191,7 @@ TEST_P(ShortlistOutputTest, UnionLogitsAreTheFullProductsOthersMinusInfinity) {
     for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i) + 0.1f);
     std::vector<float> full(rows * V), part(rows * V, 123.0f);
     ASSERT_TRUE((*reference)->net.lm_head.Run(rows, x.data(), full.data(), nullptr).ok());
-    t.shortlist.Prepare(&span, 1, part.data(), rows);
+    t.shortlist.Prepare(&span, nullptr, 1, part.data(), rows);
     ASSERT_TRUE(t.shortlist.Run(rows, x.data(), part.data(), nullptr).ok());
     auto pieces = m->model->ShortlistPieces({src});
     ASSERT_TRUE(pieces.ok());
@@ -374,7 +374,8 @@ TEST(ShortlistSearch, OffIsTheModelWithoutShortlistAndForcedLogitsAreFull) {
   }
 }
 
-// The arena's union capacity follows the limits and the longest list; max_memory_bytes counts it.
+// The arena's union capacity follows the limits, the longest list and the target prefixes;
+// max_memory_bytes counts it.
 TEST(ShortlistModel, CapacityAndMemoryCap) {
   const ModelOptions o = Options(WeightFormat::kI8);
   auto m = BuildWith(o, testing::MakeSyntheticShortlist(o.vocab, 3, 2, 7));
@@ -384,7 +385,9 @@ TEST(ShortlistModel, CapacityAndMemoryCap) {
   small.max_source_tokens = 4;
   auto made = CreateTranslatorImpl(m->model, small);
   ASSERT_TRUE(made.ok());
-  EXPECT_EQ((*made)->buf.shortlist.capacity, 3u + 2u + 4u * 2u);
+  // frequent 3, EOS and UNK, 4 source ids x lists of 2, and room for a target prefix's ids
+  // (1 line x max_target_tokens 12).
+  EXPECT_EQ((*made)->buf.shortlist.capacity, 3u + 2u + 4u * 2u + 12u);
   auto big = CreateTranslatorImpl(m->model, Limits(true));
   ASSERT_TRUE(big.ok());
   EXPECT_EQ((*big)->buf.shortlist.capacity, static_cast<size_t>(o.vocab));

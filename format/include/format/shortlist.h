@@ -71,12 +71,14 @@ ShortlistView ViewOf(const ShortlistSpec& spec, uint32_t vocab);
 // The union of one batch, in three steps on `marks` (vocab bytes; no allocation):
 // ShortlistBegin clears it and marks the frequent ids and `always` (e.g. EOS, UNK; ids <
 // vocab); ShortlistAddSource marks the list of every id of one source sentence (ids < vocab,
-// unchecked); ShortlistCollect writes the marked ids ascending to `ids` (room for vocab ids;
-// null: only count) and returns how many there are.
+// unchecked); ShortlistAddTargets marks target ids themselves (a target prefix's; ids <
+// vocab, unchecked); ShortlistCollect writes the marked ids ascending to `ids` (room for vocab
+// ids; null: only count) and returns how many there are.
 void ShortlistBegin(const ShortlistView& view, const int32_t* always, size_t num_always,
                     uint8_t* marks);
 void ShortlistAddSource(const ShortlistView& view, const int32_t* source, size_t length,
                         uint8_t* marks);
+void ShortlistAddTargets(const int32_t* targets, size_t length, uint8_t* marks);
 size_t ShortlistCollect(const ShortlistView& view, const uint8_t* marks, int32_t* ids);
 
 }  // namespace headwise
