@@ -38,6 +38,7 @@ RefSearch ParseSearch(const json& j) {
   s.options.num_hypotheses = o.at("num_hypotheses").get<int>();
   s.options.length_penalty = o.at("length_penalty").get<float>();
   s.options.max_length = o.at("max_length").get<int>();
+  s.target_prefix = j.at("target_prefix").get<bool>();
   if (o.contains("beam_stop")) {
     const std::string stop = o.at("beam_stop").get<std::string>();
     if (stop == "exhaustive") {
@@ -113,6 +114,11 @@ Reference LoadReference(const std::string& path) {
     r.limits.max_beam = limits.at("max_beam").get<int>();
     r.limits.num_threads = 1;
     r.sources = j.at("sources").get<std::vector<std::vector<int32_t>>>();
+    r.prefixes = j.at("prefixes").get<std::vector<std::vector<int32_t>>>();
+    if (r.prefixes.size() != r.sources.size()) {
+      throw std::runtime_error(std::to_string(r.prefixes.size()) + " prefixes for " +
+                               std::to_string(r.sources.size()) + " sources");
+    }
     for (const json& s : j.at("searches")) {
       r.searches.push_back(ParseSearch(s));
       if (r.searches.back().results.size() != r.sources.size()) {

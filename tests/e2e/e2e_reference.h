@@ -22,6 +22,7 @@ struct RefHypothesis {
 struct RefSearch {
   std::string name;
   headwise::SearchOptions options;
+  bool target_prefix = false;  // each source forced through its Reference::prefixes entry
   std::vector<std::vector<RefHypothesis>> results;  // per source, best first
 };
 
@@ -47,6 +48,7 @@ struct Reference {
   std::map<std::string, std::vector<int>> layout;  // block name -> kept source heads
   headwise::TranslatorLimits limits;
   std::vector<std::vector<int32_t>> sources;
+  std::vector<std::vector<int32_t>> prefixes;  // per source: the target_prefix searches' prefix
   std::vector<RefSearch> searches;
   std::vector<RefForced> forced;
   std::vector<RefTokenizerCase> tokenizer;

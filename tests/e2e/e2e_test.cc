@@ -61,12 +61,14 @@ class E2ETest : public ::testing::TestWithParam<std::string> {
 
   // Translates sources [first, first + count) with `search` and compares every hypothesis.
   void CheckBatch(const RefSearch& search, size_t first, size_t count) {
-    std::vector<headwise::TokenSpan> spans;
+    std::vector<headwise::TokenSpan> spans, prefixes;
     for (size_t i = first; i < first + count; ++i) {
       spans.push_back({ref_.sources[i].data(), ref_.sources[i].size()});
+      prefixes.push_back({ref_.prefixes[i].data(), ref_.prefixes[i].size()});
     }
     const headwise::Status status =
-        translator_->TranslateIds(spans.data(), spans.size(), search.options);
+        translator_->TranslateIds(spans.data(), spans.size(), search.options,
+                                  search.target_prefix ? prefixes.data() : nullptr);
     ASSERT_TRUE(status.ok()) << search.name << ": " << status.ToString();
     for (size_t b = 0; b < count; ++b) {
       const size_t i = first + b;

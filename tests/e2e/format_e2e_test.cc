@@ -120,7 +120,9 @@ TEST_P(FormatE2ETest, AgreesWithTheFp32ReferenceWithinTheFormatsBound) {
     if (search.options.beam_size != 1) continue;
     for (size_t i = 0; i < ref.sources.size(); ++i) {
       const headwise::TokenSpan span{ref.sources[i].data(), ref.sources[i].size()};
-      ASSERT_TRUE(tr.TranslateIds(&span, 1, search.options).ok());
+      const headwise::TokenSpan prefix{ref.prefixes[i].data(), ref.prefixes[i].size()};
+      ASSERT_TRUE(
+          tr.TranslateIds(&span, 1, search.options, search.target_prefix ? &prefix : nullptr).ok());
       const headwise::HypothesisView got = tr.hypothesis(0, 0);
       same += std::vector<int32_t>(got.ids, got.ids + got.size) == search.results[i][0].ids;
       ++total;

@@ -200,3 +200,40 @@ def test_margins_and_argument_errors(model):
         greedy(model, [[]], 5)
     with pytest.raises(ValueError, match="exceeds max_position_embeddings 64"):
         greedy(model, SOURCES, 65)
+
+
+def test_prefix_of_the_own_greedy_output_changes_nothing(model):
+    """Forcing the ids greedy picks anyway gives the same hypotheses and scores. (Not so for
+    beam search: its forced steps keep one beam where the free search keeps several, so the
+    beams that compete afterwards differ.)"""
+    plain = greedy(model, SOURCES, 10)
+    for k in (1, 3):
+        forced = greedy(model, SOURCES, 10, prefixes=[h.ids[:k] for h in plain])
+        assert [h.ids for h in forced] == [h.ids for h in plain]
+        assert [h.score for h in forced] == [h.score for h in plain]
+
+
+def test_prefixed_hypotheses_start_with_the_prefix_and_score_it(model):
+    prefixes = [[3, 4], [], [5], [6, 6, 6]][:len(SOURCES)]
+    prefixes += [[]] * (len(SOURCES) - len(prefixes))
+    for hyps in ([[h] for h in greedy(model, SOURCES, 8, prefixes=prefixes)],
+                 beam_search(model, SOURCES, 3, 2, 1.0, 8, prefixes=prefixes)):
+        for src, prefix, hs in zip(SOURCES, prefixes, hyps):
+            for h in hs:
+                assert h.ids[:len(prefix)] == prefix
+                target = h.ids + ([0] if h.finished else [])
+                logp = step_log_probs(model, forced_logits(model, src, target)[:-1])
+                total = logp[torch.arange(len(target)), torch.tensor(target)].sum()
+                assert h.score == pytest.approx(float(total) / len(target), abs=1e-4)
+    # A prefix as long as max_len is returned unfinished.
+    h = greedy(model, SOURCES[:1], 3, prefixes=[[3, 4, 5]])[0]
+    assert h.ids == [3, 4, 5] and not h.finished
+
+
+def test_prefix_errors(model):
+    with pytest.raises(ValueError, match="1 prefixes for"):
+        greedy(model, SOURCES, 5, prefixes=[[3]])
+    with pytest.raises(ValueError, match="more than max_len 2"):
+        greedy(model, SOURCES[:1], 2, prefixes=[[3, 4, 5]])
+    with pytest.raises(ValueError, match="PAD or EOS"):
+        beam_search(model, SOURCES[:1], 2, 1, 1.0, 5, prefixes=[[3, 0]])

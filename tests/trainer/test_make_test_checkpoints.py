@@ -68,14 +68,22 @@ def test_reference_is_what_the_checkpoint_computes(tool, tmp_path):
     sources = ref["sources"]
     assert len(sources) == 8 and all(s[-1] == ref["eos_token_id"] for s in sources)
     assert ref["limits"]["max_source_tokens"] == max(len(s) for s in sources)
+    assert len(ref["prefixes"]) == len(sources)
+    assert any(ref["prefixes"]) and any(not p for p in ref["prefixes"])
+    assert any(s["target_prefix"] for s in ref["searches"])
     for search in ref["searches"]:
         o = search["options"]
+        prefixes = ref["prefixes"] if search["target_prefix"] else None
         if o["beam_size"] == 1:
-            got = [[h] for h in greedy(model, sources, o["max_length"], o["length_penalty"])]
+            got = [[h] for h in greedy(model, sources, o["max_length"], o["length_penalty"],
+                                       prefixes=prefixes)]
         else:
             got = beam_search(model, sources, o["beam_size"], o["num_hypotheses"],
-                              o["length_penalty"], o["max_length"], stop=o["beam_stop"])
-        for hyps, want in zip(got, search["results"]):
+                              o["length_penalty"], o["max_length"], stop=o["beam_stop"],
+                              prefixes=prefixes)
+        for i, (hyps, want) in enumerate(zip(got, search["results"])):
+            if prefixes:
+                assert all(w["ids"][:len(prefixes[i])] == prefixes[i] for w in want)
             assert [h.ids for h in hyps] == [w["ids"] for w in want]
             assert [h.score for h in hyps] == pytest.approx([w["score"] for w in want], abs=1e-5)
             for w in want:

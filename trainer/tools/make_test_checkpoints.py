@@ -68,7 +68,14 @@ SEARCHES = [
 ] + [{"name": f"beam4_nbest1_{stop}", "options": {"beam_size": 4, "num_hypotheses": 1,
                                                   "length_penalty": 1.0, "max_length": 32,
                                                   "beam_stop": stop}}
-     for stop in ("exhaustive", "top-eos", "outscored")]
+     for stop in ("exhaustive", "top-eos", "outscored")] + [
+    # Forced through each source's target prefix ("prefixes": 0-3 random ids, none PAD or EOS).
+    {"name": "greedy_prefixed", "target_prefix": True,
+     "options": {"beam_size": 1, "num_hypotheses": 1, "length_penalty": 1.0, "max_length": 32}},
+    {"name": "beam3_nbest2_prefixed", "target_prefix": True,
+     "options": {"beam_size": 3, "num_hypotheses": 2, "length_penalty": 1.0, "max_length": 32,
+                 "beam_stop": "exhaustive"}},
+]
 MAX_BATCH = 8
 
 SOURCE_TEXT = [
@@ -265,7 +272,15 @@ def encode_text(sp: spm.SentencePieceProcessor, ids: Dict[str, int], unk: int, e
     return [ids.get(p, unk) for p in sp.encode(text, out_type=str)] + [eos]
 
 
-def run_searches(model: MarianMTModel, sources: List[List[int]]):
+def random_prefixes(model: MarianMTModel, g: torch.Generator, count: int) -> List[List[int]]:
+    """Target prefixes of 0-3 ids (source k gets k % 4), none PAD or EOS."""
+    cfg = model.config
+    ordinary = [i for i in range(cfg.vocab_size) if i not in (cfg.pad_token_id, cfg.eos_token_id)]
+    return [[ordinary[int(torch.randint(len(ordinary), (1,), generator=g))] for _ in range(k % 4)]
+            for k in range(count)]
+
+
+def run_searches(model: MarianMTModel, sources: List[List[int]], prefixes: List[List[int]]):
     """Per search, per source: results and the smallest decision margin."""
     out = []
     for search in SEARCHES:
@@ -274,13 +289,14 @@ def run_searches(model: MarianMTModel, sources: List[List[int]]):
         results = []
         for i in range(0, len(sources), MAX_BATCH):
             batch = sources[i:i + MAX_BATCH]
+            forced = prefixes[i:i + MAX_BATCH] if search.get("target_prefix") else None
             if o["beam_size"] == 1:
                 hyps = [[h] for h in greedy(model, batch, o["max_length"], o["length_penalty"],
-                                            margins=margins)]
+                                            margins=margins, prefixes=forced)]
             else:
                 hyps = beam_search(model, batch, o["beam_size"], o["num_hypotheses"],
                                    o["length_penalty"], o["max_length"], margins=margins,
-                                   stop=o["beam_stop"])
+                                   stop=o["beam_stop"], prefixes=forced)
             results.extend(hyps)
         out.append((results, margins))
     return out
@@ -296,7 +312,10 @@ def build_reference(spec: Spec, model: MarianMTModel, vocab: List[str],
     text_sources = [encode_text(source_sp, ids, unk, cfg.eos_token_id, t)
                     for t in SOURCE_TEXT[:10]]
     candidates = text_sources + random_sources(model, vocab, g, 3 * num_sources)
-    per_search = run_searches(model, candidates)
+    # Their own generator: the other data stay as they were without prefixes.
+    prefixes = random_prefixes(model, torch.Generator().manual_seed(spec.seed + 2),
+                               len(candidates))
+    per_search = run_searches(model, candidates, prefixes)
     keep = [i for i in range(len(candidates))
             if all(margins[i] >= MIN_MARGIN for _, margins in per_search)][:num_sources]
     if len(keep) < num_sources:
@@ -305,7 +324,8 @@ def build_reference(spec: Spec, model: MarianMTModel, vocab: List[str],
     sources = [candidates[i] for i in keep]
     searches = []
     for search, (results, _) in zip(SEARCHES, per_search):
-        searches.append({"name": search["name"], "options": search["options"], "results": [
+        searches.append({"name": search["name"], "options": search["options"],
+                         "target_prefix": bool(search.get("target_prefix")), "results": [
             [{"ids": h.ids, "score": h.score, "finished": h.finished} for h in results[i]]
             for i in keep]})
     # Forced pairs: greedy outputs (the runtime's own continuations) and random targets that
@@ -340,7 +360,8 @@ def build_reference(spec: Spec, model: MarianMTModel, vocab: List[str],
                    "max_source_tokens": max(len(s) for s in sources),
                    "max_target_tokens": max(s["options"]["max_length"] for s in SEARCHES),
                    "max_beam": max(s["options"]["beam_size"] for s in SEARCHES)},
-        "sources": sources, "searches": searches, "forced": forced, "tokenizer": tokenizer,
+        "sources": sources, "prefixes": [prefixes[i] for i in keep],
+        "searches": searches, "forced": forced, "tokenizer": tokenizer,
     }
 
 

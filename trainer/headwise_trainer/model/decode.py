@@ -27,6 +27,12 @@ Rules (include/headwise/headwise.hpp, made precise here):
     they were made, finished ones first in step order, then the unfinished in beam order), and
     the first num_hypotheses are returned.
   - Returned ids exclude decoder_start_token_id and the final EOS.
+  - Target prefix (``prefixes``, one id list per source, optional): the first len(prefix) steps
+    of that sentence are forced: the prefix's next id is appended to its one live beam and its
+    log-probability added to the raw score; a forced step finishes nothing and makes no
+    decision (no margin). The rules above then go on from that beam; ``step`` counts every
+    generated token, the prefix's included. A prefix id must not be PAD or EOS, and a prefix
+    may not be longer than max_len (one as long is returned unfinished).
 With beam_size 1 the beam rules give exactly greedy.
 
 ``margins`` (optional list) receives, per sentence, the smallest score gap any decision of the
@@ -120,11 +126,31 @@ def _start(model: MarianMTModel, src_ids):
     return model.init_decoder_state(encoder_out, mask)
 
 
+def _check_prefixes(model: MarianMTModel, prefixes, n: int, max_len: int) -> List[List[int]]:
+    if prefixes is None:
+        return [[] for _ in range(n)]
+    if len(prefixes) != n:
+        raise ValueError(f"{len(prefixes)} prefixes for {n} sources")
+    cfg = model.config
+    out = []
+    for i, p in enumerate(prefixes):
+        p = [int(v) for v in p]
+        if len(p) > max_len:
+            raise ValueError(f"prefix {i} has {len(p)} ids, more than max_len {max_len}")
+        for v in p:
+            if not 0 <= v < cfg.vocab_size or v in (cfg.pad_token_id, cfg.eos_token_id):
+                raise ValueError(f"prefix {i}: id {v} is outside the vocabulary, PAD or EOS")
+        out.append(p)
+    return out
+
+
 def greedy(model: MarianMTModel, src_ids: Sequence[Sequence[int]], max_len: int,
            length_penalty: float = 1.0,
-           margins: Optional[List[float]] = None) -> List[Hypothesis]:
+           margins: Optional[List[float]] = None,
+           prefixes: Optional[Sequence[Sequence[int]]] = None) -> List[Hypothesis]:
     """One hypothesis per source (see the module rules)."""
     _check_max_len(model, max_len)
+    forced = _check_prefixes(model, prefixes, len(src_ids), max_len)
     eos, start = model.config.eos_token_id, model.config.decoder_start_token_id
     with eval_mode(model):
         state = _start(model, src_ids)
@@ -142,9 +168,12 @@ def greedy(model: MarianMTModel, src_ids: Sequence[Sequence[int]], max_len: int,
             best = torch.argmax(logp, dim=-1)  # first maximum = lowest id
             keep, next_tokens = [], []
             for r, s in enumerate(rows):
-                v = int(best[r])
+                if step < len(forced[s]):
+                    v = forced[s][step]
+                else:
+                    v = int(best[r])
+                    gaps[s] = min(gaps[s], float(top2[r, 0] - top2[r, 1]))
                 raw[s] = raw[s] + logp[r, v]
-                gaps[s] = min(gaps[s], float(top2[r, 0] - top2[r, 1]))
                 if v == eos or step == max_len - 1:
                     finished = v == eos
                     ids = tokens[s] if finished else tokens[s] + [v]
@@ -212,7 +241,8 @@ def _stops_early(stop: str, finished: List[Hypothesis], num_hypotheses: int, top
 def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: int,
                 num_hypotheses: int, length_penalty: float, max_len: int,
                 margins: Optional[List[float]] = None,
-                stop: str = DEFAULT_BEAM_STOP) -> List[List[Hypothesis]]:
+                stop: str = DEFAULT_BEAM_STOP,
+                prefixes: Optional[Sequence[Sequence[int]]] = None) -> List[List[Hypothesis]]:
     """num_hypotheses hypotheses per source, best first (see the module rules)."""
     if beam < 1 or not 1 <= num_hypotheses <= beam:
         raise ValueError(f"need beam >= 1 and 1 <= num_hypotheses <= beam, found beam {beam}, "
@@ -220,6 +250,7 @@ def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: in
     if stop not in BEAM_STOPS:
         raise ValueError(f"stop must be one of {', '.join(BEAM_STOPS)}, found {stop!r}")
     _check_max_len(model, max_len)
+    forced = _check_prefixes(model, prefixes, len(src_ids), max_len)
     cfg = model.config
     vocab, eos = cfg.vocab_size, cfg.eos_token_id
     if 2 * beam > vocab - 1:
@@ -244,17 +275,23 @@ def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: in
                 beams = live[s]
                 nb = len(beams)
                 raws = torch.stack([b.raw for b in beams])
-                flat = (raws[:, None] + logp[row:row + nb]).reshape(-1)
-                continuing, gap, top_eos = _walk(flat, beams, vocab, eos, beam, length_penalty,
-                                                 step, finished[s])
-                gaps[s] = min(gaps[s], gap)
+                if step < len(forced[s]):  # one live beam, its next id the prefix's
+                    v = forced[s][step]
+                    continuing, top_eos = [(0, v, raws[0] + logp[row, v])], False
+                else:
+                    flat = (raws[:, None] + logp[row:row + nb]).reshape(-1)
+                    continuing, gap, top_eos = _walk(flat, beams, vocab, eos, beam,
+                                                     length_penalty, step, finished[s])
+                    gaps[s] = min(gaps[s], gap)
                 new_beams = [_Beam(beams[b].tokens + [v], value) for b, v, value in continuing]
                 early = False
-                if len(finished[s]) < beam and continuing:
+                if step < len(forced[s]):
+                    pass  # a forced step ends nothing
+                elif len(finished[s]) < beam and continuing:
                     early, gap = _stops_early(stop, finished[s], num_hypotheses, top_eos,
                                               continuing, step, length_penalty)
                     gaps[s] = min(gaps[s], gap)
-                if len(finished[s]) >= beam or early:
+                if step >= len(forced[s]) and (len(finished[s]) >= beam or early):
                     results[s] = finished[s]
                 elif step == max_len - 1:
                     results[s] = finished[s] + [
