@@ -3,12 +3,19 @@
 // spm_train at start-up (tests/api/test_model.h), built once. Each input is one text for
 // Model::EncodeSource and SplitSentences and, split at '\n', up to 6 lines for
 // Translator::Translate (beam 2 when the input's length is odd, else greedy with
-// BatchOptions::split_sentences). What must hold, per headwise.hpp:
+// BatchOptions::split_sentences; when it is 1 modulo 4, TranslateEach with each line's target
+// prefix the next line). What must hold, per headwise.hpp:
 //   - EncodeSource: ids inside the vocabulary ending with EOS, or kInvalidUtf8;
+//   - EncodeTarget: ids inside the vocabulary, none EOS or PAD, none for blank text; or
+//     kInvalidUtf8 exactly when EncodeSource says so, or kTokenizer;
+//   - TranslateEach with prefixes: per line, hypotheses that begin with the prefix's ids, or
+//     kInvalidUtf8 / kTokenizer naming target_prefixes[i], kInvalidUtf8 / kInputTooLong /
+//     kInvalidArgument (a blank line with a prefix) naming the line;
 //   - SplitSentences: kInvalidUtf8 exactly when EncodeSource says so, else non-empty spans in
 //     order, inside the text, on character boundaries, with only whitespace around them;
 //   - Translate: one result per line, each line's hypotheses within num_hypotheses, ids inside
 //     the vocabulary, text valid UTF-8; or kInvalidUtf8 / kInputTooLong naming the line.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -85,6 +92,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                ids.status().message().c_str());
   }
 
+  auto target = model.EncodeTarget(text);
+  if (target.ok()) {
+    CheckIds(*target, vocab, "EncodeTarget");
+    for (int32_t id : *target) {
+      FUZZ_CHECK(id != model.info().eos_token_id && id != model.info().pad_token_id,
+                 "EncodeTarget gave EOS or PAD (%d)", id);
+    }
+    FUZZ_CHECK(!(ids.ok() && ids->size() == 1) || target->empty(), "blank text has target ids");
+  } else {
+    const ErrorCode code = target.status().code();
+    FUZZ_CHECK(code == ErrorCode::kTokenizer ||
+                   (code == ErrorCode::kInvalidUtf8 && !ids.ok()),
+               "EncodeTarget: %s", target.status().ToString().c_str());
+  }
+
   auto spans = headwise::SplitSentences(text);
   FUZZ_CHECK(spans.ok() == ids.ok() || ids.status().code() != ErrorCode::kInvalidUtf8,
              "SplitSentences and EncodeSource disagree on UTF-8: %s / %s",
@@ -129,6 +151,41 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   headwise::SearchOptions search;
   headwise::BatchOptions batching;
+  if (size % 4 == 1) {  // target prefixes: line i's is line i + 1 (the last line's, the first)
+    search.beam_size = 2;
+    std::vector<std::string> prefixes;
+    for (size_t i = 0; i < lines.size(); ++i) prefixes.push_back(lines[(i + 1) % lines.size()]);
+    auto each = g_fixture->translator->TranslateEach(lines, search, batching, prefixes);
+    FUZZ_CHECK(each.ok(), "TranslateEach with prefixes: %s", each.status().ToString().c_str());
+    FUZZ_CHECK(each->size() == lines.size(), "%zu results for %zu lines", each->size(),
+               lines.size());
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const auto& line = (*each)[i];
+      if (!line.ok()) {
+        const ErrorCode code = line.status().code();
+        const std::string& m = line.status().message();
+        const bool names_prefix = m.rfind("target_prefixes[", 0) == 0;
+        const bool names_line = m.rfind("texts[", 0) == 0;
+        FUZZ_CHECK((names_prefix && (code == ErrorCode::kInvalidUtf8 ||
+                                     code == ErrorCode::kTokenizer)) ||
+                       (names_line && (code == ErrorCode::kInvalidUtf8 ||
+                                       code == ErrorCode::kInputTooLong ||
+                                       code == ErrorCode::kInvalidArgument)),
+                   "line %zu: %s", i, line.status().ToString().c_str());
+        continue;
+      }
+      auto prefix = model.EncodeTarget(prefixes[i]);
+      FUZZ_CHECK(prefix.ok(), "a translated line's prefix does not encode: %s",
+                 prefix.status().ToString().c_str());
+      for (const headwise::TextHypothesis& h : *line) {
+        CheckIds(h.ids, vocab, "TranslateEach");
+        FUZZ_CHECK(h.ids.size() >= prefix->size() &&
+                       std::equal(prefix->begin(), prefix->end(), h.ids.begin()),
+                   "line %zu: a hypothesis does not begin with its prefix", i);
+      }
+    }
+    return 0;
+  }
   if (size % 2 == 1) {
     search.beam_size = 2;
     search.num_hypotheses = 2;

@@ -60,6 +60,15 @@ Options:
                           then limits each sentence. Needs --nbest 1. With --json a line's
                           "batch", "batch_ms" and "batch_lines" are arrays, one entry per
                           batch its sentences ran in ("batch_lines": sentences)
+  --prefix TEXT           every translation must begin with TEXT (in the target language):
+                          the search is forced through its pieces and goes on from there
+                          (CTranslate2's target_prefix; include/headwise/headwise.hpp,
+                          "Target prefix"); scores count the prefix's log-probabilities.
+                          A blank input line with a prefix fails. Not with --split-sentences
+  --prefix-file FILE      line N of FILE is the prefix of input line N (an empty line: none);
+                          an input line that FILE has no line for fails, and so does the run
+                          (exit 1) when FILE has more lines than the input. With --json each
+                          object then has "prefix"
   --no-verify             skip the model checksum (faster load; structure is still checked)
   --fp16 MODE             fp16 arithmetic for fp16 models: auto (default: where the CPU has
                           it, aarch64 with ARMv8.2 FP16), off (always F32), require (no
@@ -166,7 +175,8 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
     static const char* const kValued[] = {"-m", "--model", "--beam", "--nbest", "--max-len",
                                           "--max-input-len", "--length-penalty", "--beam-stop",
                                           "--threads", "--batch", "--batch-tokens", "--window",
-                                          "--fp16", "--batch-lanes"};
+                                          "--fp16", "--batch-lanes", "--prefix",
+                                          "--prefix-file"};
     bool known = false;
     for (const char* k : kValued) known = known || name == k;
     if (!known) {
@@ -212,6 +222,12 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
       if (!ParseInt(value, 0, kMax, &o->batch_tokens)) return bad("an integer >= 0");
     } else if (name == "--window") {
       if (!ParseInt(value, 1, 1 << 20, &o->window)) return bad("an integer in [1, 1048576]");
+    } else if (name == "--prefix") {
+      o->has_prefix = true;
+      o->prefix = value;
+    } else if (name == "--prefix-file") {
+      if (value.empty()) return bad("a path");
+      o->prefix_file = value;
     } else if (name == "--fp16") {
       if (value != "auto" && value != "off" && value != "require") return bad("auto, off or require");
       o->fp16 = value;
@@ -224,6 +240,16 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
   }
   if (o->nbest > o->beam) {
     *error = "--nbest " + std::to_string(o->nbest) + " exceeds --beam " + std::to_string(o->beam);
+    return false;
+  }
+  if (o->has_prefix && !o->prefix_file.empty()) {
+    *error = "--prefix and --prefix-file do not combine (one prefix for every line, or one per "
+             "line)";
+    return false;
+  }
+  if (o->split_sentences && (o->has_prefix || !o->prefix_file.empty())) {
+    *error = "--split-sentences does not combine with --prefix / --prefix-file (a line's "
+             "sentences have no one start)";
     return false;
   }
   if (o->split_sentences && o->nbest != 1) {

@@ -35,6 +35,11 @@ struct CliOptions {
   bool spin_workers = false;  // --spin-workers (TranslatorLimits::worker_wait = kSpin)
   int batch_lanes = 0;        // --batch-lanes N (TranslatorLimits::batch_lanes; 0 = automatic)
   bool split_sentences = false;  // --split-sentences (BatchOptions::split_sentences)
+  // Target prefixes (Translator::TranslateEach's target_prefixes): --prefix TEXT for every
+  // line, or --prefix-file FILE, line i for input line i; at most one of the two.
+  bool has_prefix = false;
+  std::string prefix;
+  std::string prefix_file;
   bool help = false;
   bool version = false;
   std::vector<std::string> texts;  // empty: read stdin

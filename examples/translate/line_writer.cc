@@ -20,6 +20,7 @@ void WriteJson(std::ostream& out, const LineResult& r) {
   nlohmann::ordered_json j;
   j["line"] = r.line;
   j["input"] = r.input;
+  if (r.has_prefix) j["prefix"] = r.prefix;
   if (r.status.ok()) {
     j["translations"] = nlohmann::ordered_json::array();
     for (const auto& h : r.hypotheses) {

@@ -15,6 +15,8 @@ namespace headwise::cli {
 struct LineResult {
   size_t line = 0;  // 1-based position in the input
   std::string input;
+  bool has_prefix = false;  // --prefix / --prefix-file: `prefix` is the line's (JSON "prefix")
+  std::string prefix;
   Status status;    // OK: `hypotheses` holds the translations
   std::vector<TextHypothesis> hypotheses;
   // The model batches that translated the line (none for a blank line; one, or with

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -55,15 +56,16 @@ std::string ShortlistNote(const ModelInfo& info, const Translator& translator) {
                                      : "off (--no-shortlist; the model has " + what + ")";
 }
 
-// Records, per line of a window, the model batch that translated it.
+// Records, per line of a window, the model batch that translated it; `lines` are the window's
+// lines that were translated (pointers into the window).
 class BatchTimes final : public BatchObserver {
  public:
-  BatchTimes(std::vector<LineResult>& lines, size_t* next_batch)
+  BatchTimes(std::vector<LineResult*>& lines, size_t* next_batch)
       : lines_(lines), next_batch_(next_batch) {}
   void OnBatch(const BatchReport& batch) override {
     const size_t id = (*next_batch_)++;
     for (size_t j = 0; j < batch.num_lines; ++j) {
-      LineResult& r = lines_[batch.lines[j]];
+      LineResult& r = *lines_[batch.lines[j]];
       // With --split-sentences a line may have several sentences in one batch: listed once.
       if (r.batches.empty() || r.batches.back().number != id) {
         r.batches.push_back(LineResult::Batch{id, batch.milliseconds, batch.num_lines});
@@ -72,8 +74,35 @@ class BatchTimes final : public BatchObserver {
   }
 
  private:
-  std::vector<LineResult>& lines_;
+  std::vector<LineResult*>& lines_;
   size_t* next_batch_;
+};
+
+// --prefix-file: line N of the file for input line N, read as the input is (no whole-file read).
+class PrefixSource {
+ public:
+  explicit PrefixSource(const std::string& path) : path_(path), in_(path) {}
+  bool open() const { return static_cast<bool>(in_); }
+  // The next line; false (and an error naming the file and `line`) when the file has no more.
+  bool Next(size_t line, std::string* prefix, Status* error) {
+    if (!std::getline(in_, *prefix)) {
+      *error = Status(ErrorCode::kInvalidArgument,
+                      "--prefix-file " + path_ + " has no line " + std::to_string(line));
+      return false;
+    }
+    if (line == 1 && prefix->rfind("\xEF\xBB\xBF", 0) == 0) prefix->erase(0, 3);  // BOM
+    if (!prefix->empty() && prefix->back() == '\r') prefix->pop_back();               // CRLF
+    return true;
+  }
+  // After the input ended: whether the file holds another line.
+  bool HasMore() {
+    std::string rest;
+    return static_cast<bool>(std::getline(in_, rest));
+  }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
 };
 
 // The library names the line ("texts[3]: ..."); the tool names it by its line number, so the
@@ -82,6 +111,10 @@ Status ForTheTool(const Status& s) {
   std::string m = s.message();
   if (m.rfind("texts[", 0) == 0) {
     if (const size_t colon = m.find("]: "); colon != std::string::npos) m.erase(0, colon + 3);
+  } else if (m.rfind("target_prefixes[", 0) == 0) {
+    if (const size_t colon = m.find("]: "); colon != std::string::npos) {
+      m.replace(0, colon + 3, "prefix: ");
+    }
   }
   if (s.code() == ErrorCode::kInputTooLong) {
     if (const size_t at = m.find("max_source_tokens"); at != std::string::npos) {
@@ -93,22 +126,28 @@ Status ForTheTool(const Status& s) {
 
 // Translates one window of lines (each succeeding or failing on its own) and records the
 // window's and each batch's time.
+// Lines that failed before (a missing --prefix-file line) are left as they are.
 void TranslateWindow(Translator& translator, const SearchOptions& search, BatchOptions batching,
                      size_t window, size_t* next_batch, std::vector<LineResult>& lines) {
-  std::vector<std::string> texts;
-  texts.reserve(lines.size());
-  for (const LineResult& r : lines) texts.push_back(r.input);
-  BatchTimes times(lines, next_batch);
+  std::vector<LineResult*> run;
+  std::vector<std::string> texts, prefixes;
+  for (LineResult& r : lines) {
+    r.window = window;
+    r.window_lines = lines.size();
+    if (!r.status.ok()) continue;
+    run.push_back(&r);
+    texts.push_back(r.input);
+    if (r.has_prefix) prefixes.push_back(r.prefix);
+  }
+  BatchTimes times(run, next_batch);
   batching.observer = &times;
   const auto start = std::chrono::steady_clock::now();
-  auto out = translator.TranslateEach(texts, search, batching);
+  auto out = translator.TranslateEach(texts, search, batching, prefixes);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  for (size_t i = 0; i < lines.size(); ++i) {
-    LineResult& r = lines[i];
-    r.window = window;
+  for (size_t i = 0; i < run.size(); ++i) {
+    LineResult& r = *run[i];
     r.window_ms = ms;
-    r.window_lines = lines.size();
     if (!out.ok()) {
       r.status = out.status();
     } else if (!(*out)[i].ok()) {
@@ -176,6 +215,14 @@ int Run(const CliOptions& o) {
   batching.split_sentences = o.split_sentences;
 
   LineSource source(o.texts);
+  std::unique_ptr<PrefixSource> prefix_file;
+  if (!o.prefix_file.empty()) {
+    prefix_file = std::make_unique<PrefixSource>(o.prefix_file);
+    if (!prefix_file->open()) {
+      PrintError("cannot read --prefix-file " + o.prefix_file);
+      return kExitUsage;
+    }
+  }
   size_t line_no = 0;
   size_t windows = 0;
   size_t batches = 0;
@@ -190,6 +237,9 @@ int Run(const CliOptions& o) {
       r.line = ++line_no;
       r.input = text;
       r.split_sentences = o.split_sentences;
+      r.has_prefix = o.has_prefix || prefix_file != nullptr;
+      if (o.has_prefix) r.prefix = o.prefix;
+      if (prefix_file != nullptr) prefix_file->Next(r.line, &r.prefix, &r.status);
       window.push_back(std::move(r));
     }
     if (window.empty()) break;
@@ -205,6 +255,11 @@ int Run(const CliOptions& o) {
   }
   if (std::cin.bad()) {
     PrintError("error reading standard input");
+    any_failed = true;
+  }
+  if (prefix_file != nullptr && prefix_file->HasMore()) {
+    PrintError("--prefix-file " + o.prefix_file + " has more lines than the input (" +
+               std::to_string(line_no) + ")");
     any_failed = true;
   }
   return any_failed ? kExitLineFailed : kExitOk;

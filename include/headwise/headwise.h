@@ -241,6 +241,11 @@ hw_status hw_model_get_attention_block(const hw_model* model, size_t index,
  * Errors: HW_ERR_INVALID_UTF8 (naming the byte offset), HW_ERR_TOKENIZER (no tokenizer). */
 hw_status hw_model_encode(const hw_model* model, const char* text, size_t length,
                           int32_t* out_ids, size_t capacity, size_t* out_length);
+/* Target text -> the ids of a target prefix (headwise::Model::EncodeTarget: target pieces, no
+ * EOS; blank text: none), written as hw_model_encode writes. Errors: HW_ERR_INVALID_UTF8,
+ * HW_ERR_TOKENIZER (no tokenizer, or a piece the vocabulary lacks, named). */
+hw_status hw_model_encode_target(const hw_model* model, const char* text, size_t length,
+                                 int32_t* out_ids, size_t capacity, size_t* out_length);
 /* ids -> target text (pad, EOS and unk skipped). Writes at most capacity - 1 bytes and a NUL
  * (nothing when capacity is 0) and the full byte length, NUL excluded, to *out_length: call
  * again with capacity > *out_length when the text did not fit.
@@ -296,6 +301,18 @@ hw_status hw_translate_each_batched(hw_translator* translator, const char* const
                                     const size_t* lengths, size_t n,
                                     const hw_search_params* params,
                                     const hw_batch_params* batch, hw_result** out_result);
+/* hw_translate_each_batched with target prefixes (headwise.hpp, "Target prefix" and
+ * Translator::TranslateEach): prefixes[i] is the UTF-8 start line i's translation must have
+ * (NULL or blank: none; prefix_lengths as `lengths`, NULL when every prefix is NUL-terminated).
+ * prefixes NULL: none at all. A line's prefix errors are its own (HW_ERR_INVALID_UTF8 or
+ * HW_ERR_TOKENIZER naming "target_prefixes[i]", HW_ERR_INPUT_TOO_LONG beyond the maximum
+ * length, HW_ERR_INVALID_ARGUMENT for a blank line with a prefix); prefixes with
+ * batch->split_sentences fail the call (HW_ERR_INVALID_ARGUMENT). */
+hw_status hw_translate_each_prefixed(hw_translator* translator, const char* const* texts,
+                                     const size_t* lengths, size_t n, const char* const* prefixes,
+                                     const size_t* prefix_lengths,
+                                     const hw_search_params* params, const hw_batch_params* batch,
+                                     hw_result** out_result);
 size_t hw_result_num_sentences(const hw_result* result);
 /* 0 for a failed line. */
 size_t hw_result_num_hypotheses(const hw_result* result, size_t sentence);
@@ -328,6 +345,15 @@ void hw_result_free(hw_result* result);
  * Results stay in the translator until its next call. */
 hw_status hw_translate_ids(hw_translator* translator, const int32_t* const* ids,
                            const size_t* lengths, size_t n, const hw_search_params* params);
+/* hw_translate_ids with target prefixes: prefix_ids[i] has prefix_lengths[i] target ids that
+ * translation i must begin with (headwise.hpp, "Target prefix"; length 0: none). Both arrays
+ * NULL: no prefixes (= hw_translate_ids). Errors besides hw_translate_ids's:
+ * HW_ERR_INVALID_ARGUMENT (one array NULL, a prefix id outside the vocabulary, PAD or EOS),
+ * HW_ERR_INPUT_TOO_LONG (a prefix longer than the maximum length). No heap allocation. */
+hw_status hw_translate_ids_prefixed(hw_translator* translator, const int32_t* const* ids,
+                                    const size_t* lengths, size_t n,
+                                    const int32_t* const* prefix_ids,
+                                    const size_t* prefix_lengths, const hw_search_params* params);
 /* Token path over many sources, each succeeding or failing on its own, no heap allocation
  * (a failing source's message is built when hw_translator_line_error_message asks for it;
  * hw_translator_line_status does not allocate): n <= the translator's sort window
@@ -342,6 +368,14 @@ hw_status hw_translate_ids(hw_translator* translator, const int32_t* const* ids,
 hw_status hw_translate_ids_each(hw_translator* translator, const int32_t* const* ids,
                                 const size_t* lengths, size_t n, const hw_search_params* params,
                                 const hw_batch_params* batch);
+/* hw_translate_ids_each with target prefixes as hw_translate_ids_prefixed takes them; a
+ * source whose prefix is bad fails alone (hw_translator_line_status). */
+hw_status hw_translate_ids_each_prefixed(hw_translator* translator, const int32_t* const* ids,
+                                         const size_t* lengths, size_t n,
+                                         const int32_t* const* prefix_ids,
+                                         const size_t* prefix_lengths,
+                                         const hw_search_params* params,
+                                         const hw_batch_params* batch);
 /* Source `sentence` of the last hw_translate_ids_each: HW_OK, or why it failed; HW_OK when out
  * of range or after any other call. */
 hw_status hw_translator_line_status(const hw_translator* translator, size_t sentence);

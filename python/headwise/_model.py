@@ -219,12 +219,26 @@ class Model:
 
         Raises InvalidUtf8Error (bytes that are not UTF-8) or TokenizerError (no tokenizer).
         """
+        return self._encode(lib.hw_model_encode, text)
+
+    def encode_target(self, text: Union[str, bytes]) -> List[int]:
+        """Target text -> the ids of a target prefix (target pieces, no EOS; blank text: none),
+        exactly as :meth:`Translator.translate` encodes its ``target_prefix`` entries (what
+        :meth:`Translator.translate_ids` takes as ``target_prefix``).
+
+        Raises InvalidUtf8Error, or TokenizerError (no tokenizer, or a piece the vocabulary
+        lacks).
+        """
+        return self._encode(lib.hw_model_encode_target, text)
+
+    def _encode(self, fn, text: Union[str, bytes]) -> List[int]:
+        """hw_model_encode or hw_model_encode_target: the count, then the ids."""
         data = encode_text(text)
         handle = self._live()
         n = ffi.new("size_t*")
-        check(lib.hw_model_encode(handle, data, len(data), ffi.NULL, 0, n))
+        check(fn(handle, data, len(data), ffi.NULL, 0, n))
         ids = ffi.new("int32_t[]", max(1, n[0]))
-        check(lib.hw_model_encode(handle, data, len(data), ids, n[0], n))
+        check(fn(handle, data, len(data), ids, n[0], n))
         return ffi.unpack(ids, n[0])
 
     def decode(self, ids: Sequence[int]) -> str:

@@ -213,7 +213,9 @@ class Translator:
                   length_penalty: float = 1.0, *, beam_stop: Optional[str] = None,
                   batch_lines: Optional[int] = None, batch_tokens: Optional[int] = None,
                   sort_by_length: bool = True,
-                  split_sentences: bool = False) -> List[TranslationResult]:
+                  split_sentences: bool = False,
+                  target_prefix: Optional[Sequence[Union[str, bytes, None]]] = None,
+                  ) -> List[TranslationResult]:
         """Translates lines of text; returns one :class:`TranslationResult` per line, in order.
 
         Args:
@@ -241,6 +243,15 @@ class Translator:
                 the model was trained (headwise-translate --split-sentences; headwise.hpp,
                 BatchOptions::split_sentences, states the score and ids). ``max_source_tokens``
                 then limits each sentence; needs ``num_hypotheses`` 1 (InvalidArgumentError).
+            target_prefix: one text per line (None or blank: no prefix for that line), the
+                start its translation must have (CTranslate2's target_prefix): the search is
+                forced through its pieces (:meth:`Model.encode_target`) and continues from
+                there, and every hypothesis begins with it; the prefix's log-probabilities count
+                in the score (headwise.hpp, "Target prefix"). A line's prefix errors are its own
+                (InvalidUtf8Error or TokenizerError naming ``target_prefixes[i]``,
+                InputTooLongError beyond the maximum length, InvalidArgumentError for a blank
+                line with a prefix). Not with ``split_sentences``; as many entries as lines
+                (InvalidArgumentError for the call otherwise).
 
         Per line, as headwise-translate: an empty or blank line gives one empty hypothesis
         (score 0) without running the model; control characters count as spaces; a line that is
@@ -261,20 +272,38 @@ class Translator:
         buffers = [ffi.from_buffer(b) for b in lines]  # no copies; alive until the call returns
         pointers = ffi.new("const char*[]", buffers) if n else ffi.NULL
         lengths = ffi.new("size_t[]", [len(b) for b in lines]) if n else ffi.NULL
+        prefix_pointers = prefix_lengths = ffi.NULL
+        if target_prefix is not None:
+            if isinstance(target_prefix, (str, bytes)):
+                raise TypeError("target_prefix takes one entry per line; wrap it in a list")
+            prefixes = [b"" if p is None else encode_text(p) for p in target_prefix]
+            if len(prefixes) != n:
+                raise InvalidArgumentError(
+                    f"target_prefix has {len(prefixes)} entries for {n} lines (one per line)")
+            prefix_buffers = [ffi.from_buffer(b) for b in prefixes]
+            prefix_pointers = ffi.new("const char*[]", prefix_buffers) if n else ffi.NULL
+            prefix_lengths = ffi.new("size_t[]", [len(b) for b in prefixes]) if n else ffi.NULL
         out = ffi.new("hw_result**")
         with self._lock:
-            check(lib.hw_translate_each_batched(self._live(), pointers, lengths, n, params, batch,
-                                                out))
+            check(lib.hw_translate_each_prefixed(self._live(), pointers, lengths, n,
+                                                 prefix_pointers, prefix_lengths, params, batch,
+                                                 out))
         return _read_result(out[0], n)
 
     def translate_ids(self, sources: Iterable[Sequence[int]], beam_size: int = 1,
                       num_hypotheses: int = 1, max_length: Optional[int] = None,
                       length_penalty: float = 1.0, *, beam_stop: Optional[str] = None,
                       batch_lines: Optional[int] = None, batch_tokens: Optional[int] = None,
-                      sort_by_length: bool = True) -> List[TranslationResult]:
+                      sort_by_length: bool = True,
+                      target_prefix: Optional[Sequence[Optional[Sequence[int]]]] = None,
+                      ) -> List[TranslationResult]:
         """Translates pre-tokenised input: each source is the encoder input ids, EOS included
         (what :meth:`Model.encode` returns). Options as in :meth:`translate`; hypotheses carry
-        the decoded text when the model has a tokenizer (else text is None).
+        the decoded text when the model has a tokenizer (else text is None). ``target_prefix``:
+        one list of target ids per source (None or empty: none; :meth:`Model.encode_target`), a
+        source whose prefix holds an id outside the vocabulary, PAD or EOS
+        (InvalidArgumentError) or more ids than the maximum length (InputTooLongError) gets
+        that error in its result.
 
         Per source: an empty source, an id outside the vocabulary or over 32 bits
         (InvalidArgumentError) or more than ``max_source_tokens`` ids (InputTooLongError) gets
@@ -299,6 +328,19 @@ class Translator:
             except InvalidArgumentError as e:
                 arrays.append(None)
                 results.append(TranslationResult([], e))
+        prefixes = None
+        if target_prefix is not None:
+            prefixes = list(target_prefix)
+            if len(prefixes) != len(arrays):
+                raise InvalidArgumentError(f"target_prefix has {len(prefixes)} entries for "
+                                           f"{len(arrays)} sources (one per source)")
+            for i, p in enumerate(prefixes):
+                try:
+                    prefixes[i] = int32_array([] if p is None else p, f"target_prefix[{i}]")
+                except InvalidArgumentError as e:
+                    if results[i] is None:
+                        arrays[i] = None
+                        results[i] = TranslationResult([], e)
         handle = self._live()
         decode = _Decoder(self._model_handle) if self.model.has_tokenizer else None
         window = self.limits.sort_window
@@ -313,7 +355,13 @@ class Translator:
                     continue
                 ptrs = ffi.new("const int32_t*[]", [arrays[i] for i in chunk])
                 lens = ffi.new("size_t[]", [len(arrays[i]) for i in chunk])
-                check(lib.hw_translate_ids_each(handle, ptrs, lens, len(chunk), params, batch))
+                prefix_ptrs = prefix_lens = ffi.NULL
+                if prefixes is not None:
+                    prefix_ptrs = ffi.new("const int32_t*[]", [prefixes[i] for i in chunk])
+                    prefix_lens = ffi.new("size_t[]", [len(prefixes[i]) for i in chunk])
+                check(lib.hw_translate_ids_each_prefixed(handle, ptrs, lens, len(chunk),
+                                                         prefix_ptrs, prefix_lens, params,
+                                                         batch))
                 for j, i in enumerate(chunk):
                     status = lib.hw_translator_line_status(handle, j)
                     results[i] = (self._collect(handle, j, decode) if status == Status.OK else

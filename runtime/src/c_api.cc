@@ -29,6 +29,7 @@ struct hw_translator {
   // Sized to max(max_batch, sort_window) at create so hw_translate_ids and
   // hw_translate_ids_each do not allocate.
   std::vector<headwise::TokenSpan> spans;
+  std::vector<headwise::TokenSpan> prefix_spans;  // the same size, for target prefixes
   // Sentences of the last successful hw_translate_ids / hw_translate_ids_each; 0 after any
   // other call, because hw_translate also runs TranslateIds and replaces the translator's
   // results.
@@ -308,23 +309,44 @@ hw_status hw_model_get_attention_block(const hw_model* model, size_t index,
   });
 }
 
-hw_status hw_model_encode(const hw_model* model, const char* text, size_t length,
-                          int32_t* out_ids, size_t capacity, size_t* out_length) {
+namespace {
+
+// hw_model_encode and hw_model_encode_target: `encode` is Model::EncodeSource or EncodeTarget.
+using EncodeFn = headwise::Result<std::vector<int32_t>> (headwise::Model::*)(const std::string&)
+    const;
+hw_status EncodeText(const char* fn, const hw_model* model, const char* text, size_t length,
+                     int32_t* out_ids, size_t capacity, size_t* out_length, EncodeFn encode) {
   return Guard([&] {
     if (model == nullptr || out_length == nullptr || (text == nullptr && length > 0) ||
         (out_ids == nullptr && capacity > 0)) {
       return Fail(HW_ERR_INVALID_ARGUMENT,
-                  "hw_model_encode: model, out_length, text (unless length is 0) and out_ids "
-                  "(unless capacity is 0) must not be NULL");
+                  (std::string(fn) + ": model, out_length, text (unless length is 0) and out_ids "
+                                     "(unless capacity is 0) must not be NULL")
+                      .c_str());
     }
     *out_length = 0;
-    auto ids = model->model->EncodeSource(std::string(text == nullptr ? "" : text, length));
+    auto ids = ((*model->model).*encode)(std::string(text == nullptr ? "" : text, length));
     if (!ids.ok()) return Fail(ids.status());
     *out_length = ids->size();
     std::copy_n(ids->begin(), std::min(capacity, ids->size()), out_ids);
     return HW_OK;
   });
 }
+
+}  // namespace
+
+hw_status hw_model_encode(const hw_model* model, const char* text, size_t length,
+                          int32_t* out_ids, size_t capacity, size_t* out_length) {
+  return EncodeText("hw_model_encode", model, text, length, out_ids, capacity, out_length,
+                    &headwise::Model::EncodeSource);
+}
+
+hw_status hw_model_encode_target(const hw_model* model, const char* text, size_t length,
+                                 int32_t* out_ids, size_t capacity, size_t* out_length) {
+  return EncodeText("hw_model_encode_target", model, text, length, out_ids, capacity, out_length,
+                    &headwise::Model::EncodeTarget);
+}
+
 
 hw_status hw_split_sentences(const char* text, size_t length, size_t* out_spans, size_t capacity,
                              size_t* out_count) {
@@ -398,6 +420,7 @@ hw_status hw_translator_create(const hw_model* model, const hw_translator_params
     t->translator = std::move(created).value();
     const headwise::TranslatorLimits& made = t->translator->limits();
     t->spans.resize(static_cast<size_t>(std::max(made.max_batch, made.sort_window)));
+    t->prefix_spans.resize(t->spans.size());
     *out_translator = t.release();
     return HW_OK;
   });
@@ -468,8 +491,33 @@ hw_status hw_translate(hw_translator* translator, const char* const* texts, size
 
 namespace {
 
+// texts[i] with lengths[i] bytes, or NUL-terminated when lengths is NULL. `null_is_empty`: a
+// NULL text is "" (prefixes) unless a length says otherwise; any other NULL text fails.
+hw_status CopyTexts(const std::string& fn, const char* what, const char* const* texts,
+                    const size_t* lengths, size_t n, bool null_is_empty,
+                    std::vector<std::string>* out) {
+  out->clear();
+  out->reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t length = lengths != nullptr ? lengths[i] : 0;
+    if (texts[i] == nullptr && ((lengths == nullptr && !null_is_empty) || length > 0)) {
+      return Fail(HW_ERR_INVALID_ARGUMENT,
+                  (fn + ": " + what + "[" + std::to_string(i) + "] is NULL").c_str());
+    }
+    if (texts[i] == nullptr) {
+      out->emplace_back();
+    } else if (lengths == nullptr) {
+      out->emplace_back(texts[i]);
+    } else {
+      out->emplace_back(texts[i], length);
+    }
+  }
+  return HW_OK;
+}
+
 hw_status TranslateEach(const char* name, hw_translator* translator, const char* const* texts,
-                        const size_t* lengths, size_t n, const hw_search_params* params,
+                        const size_t* lengths, size_t n, const char* const* prefixes,
+                        const size_t* prefix_lengths, const hw_search_params* params,
                         const hw_batch_params* batch, hw_result** out_result) {
   return Guard([&] {
     const std::string fn(name);
@@ -478,21 +526,14 @@ hw_status TranslateEach(const char* name, hw_translator* translator, const char*
     if (translator == nullptr) return Fail(HW_ERR_INVALID_ARGUMENT, (fn + ": translator is NULL").c_str());
     if (texts == nullptr && n > 0) return Fail(HW_ERR_INVALID_ARGUMENT, (fn + ": texts is NULL").c_str());
     translator->id_sentences = 0;
-    std::vector<std::string> lines;
-    lines.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      const size_t length = lengths != nullptr ? lengths[i] : 0;
-      if (texts[i] == nullptr && (lengths == nullptr || length > 0)) {
-        return Fail(HW_ERR_INVALID_ARGUMENT,
-                    (fn + ": texts[" + std::to_string(i) + "] is NULL").c_str());
-      }
-      if (lengths == nullptr) {
-        lines.emplace_back(texts[i]);
-      } else {
-        lines.emplace_back(texts[i] == nullptr ? "" : texts[i], length);
-      }
+    std::vector<std::string> lines, prefix_texts;
+    hw_status st = CopyTexts(fn, "texts", texts, lengths, n, false, &lines);
+    if (st == HW_OK && prefixes != nullptr) {
+      st = CopyTexts(fn, "prefixes", prefixes, prefix_lengths, n, true, &prefix_texts);
     }
-    auto translated = translator->translator->TranslateEach(lines, ToSearch(params), ToBatch(batch));
+    if (st != HW_OK) return st;
+    auto translated = translator->translator->TranslateEach(lines, ToSearch(params), ToBatch(batch),
+                                                            prefix_texts);
     if (!translated.ok()) return Fail(translated.status());
     auto result = std::make_unique<hw_result>();
     result->sentences.resize(n);
@@ -516,16 +557,25 @@ hw_status TranslateEach(const char* name, hw_translator* translator, const char*
 hw_status hw_translate_each(hw_translator* translator, const char* const* texts,
                             const size_t* lengths, size_t n, const hw_search_params* params,
                             hw_result** out_result) {
-  return TranslateEach("hw_translate_each", translator, texts, lengths, n, params, nullptr,
-                       out_result);
+  return TranslateEach("hw_translate_each", translator, texts, lengths, n, nullptr, nullptr,
+                       params, nullptr, out_result);
 }
 
 hw_status hw_translate_each_batched(hw_translator* translator, const char* const* texts,
                                     const size_t* lengths, size_t n,
                                     const hw_search_params* params,
                                     const hw_batch_params* batch, hw_result** out_result) {
-  return TranslateEach("hw_translate_each_batched", translator, texts, lengths, n, params, batch,
-                       out_result);
+  return TranslateEach("hw_translate_each_batched", translator, texts, lengths, n, nullptr,
+                       nullptr, params, batch, out_result);
+}
+
+hw_status hw_translate_each_prefixed(hw_translator* translator, const char* const* texts,
+                                     const size_t* lengths, size_t n, const char* const* prefixes,
+                                     const size_t* prefix_lengths,
+                                     const hw_search_params* params, const hw_batch_params* batch,
+                                     hw_result** out_result) {
+  return TranslateEach("hw_translate_each_prefixed", translator, texts, lengths, n, prefixes,
+                       prefix_lengths, params, batch, out_result);
 }
 
 size_t hw_result_num_sentences(const hw_result* result) {
@@ -576,52 +626,82 @@ hw_status hw_result_get_hypothesis(const hw_result* result, size_t sentence, siz
 
 void hw_result_free(hw_result* result) { delete result; }
 
-hw_status hw_translate_ids(hw_translator* translator, const int32_t* const* ids,
-                           const size_t* lengths, size_t n, const hw_search_params* params) {
+namespace {
+
+// The spans of n target prefixes in translator->prefix_spans (sized at create), or NULL when
+// prefix_ids is NULL (no prefixes); a NULL prefix_ids[i] with length 0 is no prefix for source
+// i. Both arrays or neither.
+hw_status PrefixSpans(const char* fn, hw_translator* translator, const int32_t* const* prefix_ids,
+                      const size_t* prefix_lengths, size_t n, const headwise::TokenSpan** out) {
+  *out = nullptr;
+  if (prefix_ids == nullptr && prefix_lengths == nullptr) return HW_OK;
+  if (n > 0 && (prefix_ids == nullptr || prefix_lengths == nullptr)) {
+    return Fail(HW_ERR_INVALID_ARGUMENT,
+                (std::string(fn) + ": prefix_ids and prefix_lengths must be both NULL or both set")
+                    .c_str());
+  }
+  // A NULL pointer with a length fails in the runtime, naming the source.
+  for (size_t i = 0; i < n; ++i) translator->prefix_spans[i] = {prefix_ids[i], prefix_lengths[i]};
+  *out = translator->prefix_spans.data();
+  return HW_OK;
+}
+
+hw_status TranslateIds(const char* fn, hw_translator* translator, const int32_t* const* ids,
+                       const size_t* lengths, size_t n, const int32_t* const* prefix_ids,
+                       const size_t* prefix_lengths, const hw_search_params* params) {
   // No allocation on the success path: the spans live in `translator`, sized at create.
   return Guard([&] {
-    if (translator == nullptr) return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_ids: translator is NULL");
+    if (translator == nullptr) {
+      return Fail(HW_ERR_INVALID_ARGUMENT, (std::string(fn) + ": translator is NULL").c_str());
+    }
     translator->id_sentences = 0;
     if (n > 0 && (ids == nullptr || lengths == nullptr)) {
-      return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_ids: ids or lengths is NULL");
+      return Fail(HW_ERR_INVALID_ARGUMENT, (std::string(fn) + ": ids or lengths is NULL").c_str());
     }
     const auto max_batch = static_cast<size_t>(translator->translator->limits().max_batch);
     if (n > max_batch) {
       return Fail(HW_ERR_BATCH_TOO_LARGE,
-                  ("hw_translate_ids: " + std::to_string(n) + " sentences exceed max_batch " +
+                  (std::string(fn) + ": " + std::to_string(n) + " sentences exceed max_batch " +
                    std::to_string(max_batch))
                       .c_str());
     }
     for (size_t i = 0; i < n; ++i) {
       if (ids[i] == nullptr && lengths[i] > 0) {
         return Fail(HW_ERR_INVALID_ARGUMENT,
-                    ("hw_translate_ids: ids[" + std::to_string(i) + "] is NULL").c_str());
+                    (std::string(fn) + ": ids[" + std::to_string(i) + "] is NULL").c_str());
       }
       translator->spans[i] = headwise::TokenSpan{ids[i], lengths[i]};
     }
-    const Status s = translator->translator->TranslateIds(translator->spans.data(), n, ToSearch(params));
+    const headwise::TokenSpan* prefixes = nullptr;
+    if (const hw_status st = PrefixSpans(fn, translator, prefix_ids, prefix_lengths, n, &prefixes);
+        st != HW_OK) {
+      return st;
+    }
+    const Status s = translator->translator->TranslateIds(translator->spans.data(), n,
+                                                          ToSearch(params), prefixes);
     if (!s.ok()) return Fail(s);
     translator->id_sentences = n;
     return HW_OK;
   });
 }
 
-hw_status hw_translate_ids_each(hw_translator* translator, const int32_t* const* ids,
-                                const size_t* lengths, size_t n, const hw_search_params* params,
-                                const hw_batch_params* batch) {
+hw_status TranslateIdsEach(const char* fn, hw_translator* translator, const int32_t* const* ids,
+                           const size_t* lengths, size_t n, const int32_t* const* prefix_ids,
+                           const size_t* prefix_lengths, const hw_search_params* params,
+                           const hw_batch_params* batch) {
   // No allocation on the success path: the spans live in `translator`, sized at create.
   return Guard([&] {
     if (translator == nullptr) {
-      return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_ids_each: translator is NULL");
+      return Fail(HW_ERR_INVALID_ARGUMENT, (std::string(fn) + ": translator is NULL").c_str());
     }
     translator->id_sentences = 0;
     if (n > 0 && (ids == nullptr || lengths == nullptr)) {
-      return Fail(HW_ERR_INVALID_ARGUMENT, "hw_translate_ids_each: ids or lengths is NULL");
+      return Fail(HW_ERR_INVALID_ARGUMENT, (std::string(fn) + ": ids or lengths is NULL").c_str());
     }
     const auto window = static_cast<size_t>(translator->translator->limits().sort_window);
     if (n > window) {
       return Fail(HW_ERR_BATCH_TOO_LARGE,
-                  ("hw_translate_ids_each: " + std::to_string(n) +
+                  (std::string(fn) + ": " + std::to_string(n) +
                    " sources exceed the sort window " + std::to_string(window))
                       .c_str());
     }
@@ -629,12 +709,49 @@ hw_status hw_translate_ids_each(hw_translator* translator, const int32_t* const*
       // A NULL pointer with a length fails that source alone (TranslateIdsEach names it).
       translator->spans[i] = headwise::TokenSpan{ids[i], lengths[i]};
     }
-    const Status s = translator->translator->TranslateIdsEach(translator->spans.data(), n,
-                                                              ToSearch(params), ToBatch(batch));
+    const headwise::TokenSpan* prefixes = nullptr;
+    if (const hw_status st = PrefixSpans(fn, translator, prefix_ids, prefix_lengths, n, &prefixes);
+        st != HW_OK) {
+      return st;
+    }
+    const Status s = translator->translator->TranslateIdsEach(
+        translator->spans.data(), n, ToSearch(params), ToBatch(batch), prefixes);
     if (!s.ok()) return Fail(s);
     translator->id_sentences = n;
     return HW_OK;
   });
+}
+
+}  // namespace
+
+hw_status hw_translate_ids(hw_translator* translator, const int32_t* const* ids,
+                           const size_t* lengths, size_t n, const hw_search_params* params) {
+  return TranslateIds("hw_translate_ids", translator, ids, lengths, n, nullptr, nullptr, params);
+}
+
+hw_status hw_translate_ids_prefixed(hw_translator* translator, const int32_t* const* ids,
+                                    const size_t* lengths, size_t n,
+                                    const int32_t* const* prefix_ids,
+                                    const size_t* prefix_lengths, const hw_search_params* params) {
+  return TranslateIds("hw_translate_ids_prefixed", translator, ids, lengths, n, prefix_ids,
+                      prefix_lengths, params);
+}
+
+hw_status hw_translate_ids_each(hw_translator* translator, const int32_t* const* ids,
+                                const size_t* lengths, size_t n, const hw_search_params* params,
+                                const hw_batch_params* batch) {
+  return TranslateIdsEach("hw_translate_ids_each", translator, ids, lengths, n, nullptr, nullptr,
+                          params, batch);
+}
+
+hw_status hw_translate_ids_each_prefixed(hw_translator* translator, const int32_t* const* ids,
+                                         const size_t* lengths, size_t n,
+                                         const int32_t* const* prefix_ids,
+                                         const size_t* prefix_lengths,
+                                         const hw_search_params* params,
+                                         const hw_batch_params* batch) {
+  return TranslateIdsEach("hw_translate_ids_each_prefixed", translator, ids, lengths, n,
+                          prefix_ids, prefix_lengths, params, batch);
 }
 
 hw_status hw_translator_line_status(const hw_translator* translator, size_t sentence) {

@@ -38,8 +38,11 @@ TEST_F(CApiAllocTest, TranslateIdsDoesNotAllocate) {
   hw_search_params sp = hw_search_default_params();
   sp.beam_size = 3;
   sp.num_hypotheses = 2;
+  // Target prefixes (hw_translate_ids_prefixed): two ids for `a`, none for `b`.
+  const int32_t* prefix_ids[] = {b, nullptr};
+  const size_t prefix_lengths[] = {2, 0};
   for (int round = 0; round < 3; ++round) {
-    hw_status s, h;
+    hw_status s, h, p;
     long counted = 0;
     {
       testing::AllocationCounter counter;
@@ -48,10 +51,12 @@ TEST_F(CApiAllocTest, TranslateIdsDoesNotAllocate) {
       size_t len = 0;
       float score = 0;
       h = hw_translator_hypothesis(translator, 1, 1, &out, &len, &score);
+      p = hw_translate_ids_prefixed(translator, ids, lengths, 2, prefix_ids, prefix_lengths, &sp);
       counted = counter.count();
     }
     ASSERT_EQ(s, HW_OK) << hw_last_error_message();
     ASSERT_EQ(h, HW_OK) << hw_last_error_message();
+    ASSERT_EQ(p, HW_OK) << hw_last_error_message();
     EXPECT_EQ(counted, 0) << "round " << round;
   }
   hw_translator_free(translator);

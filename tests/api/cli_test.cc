@@ -170,6 +170,9 @@ TEST(Cli, UsageErrorsExitTwo) {
       {"-m", kModel, "--threads", "2", "--batch-lanes", "3", "hello"},  // more lanes than threads
       {"-m", kModel, "--fp16", "require", "hello"},  // an F32 model: nothing to require
       {"-m", kModel, "--beam", "2", "--nbest", "2", "--split-sentences"},
+      {"-m", kModel, "--prefix", "a", "--prefix-file", "/dev/null", "hello"},
+      {"-m", kModel, "--prefix", "a", "--split-sentences", "hello"},
+      {"-m", kModel, "--prefix-file", "/nonexistent/prefixes.txt", "hello"},
       {"hello"},  // no model
   };
   for (const auto& args : bad) {
@@ -431,6 +434,67 @@ TEST(Cli, SplitSentencesJoinsTheSentencesTranslations) {
   for (const auto& [id, n] : batch_lines) sentences += n;
   EXPECT_EQ(sentences, 5u);
   EXPECT_EQ(batch_lines.size(), 3u);  // 5 sentences in batches of at most 2
+}
+
+// --prefix and --prefix-file: what the library gives with the same prefixes (hypotheses begin
+// with them), "prefix" in JSON, a line the file has no prefix for fails alone, and a file with
+// more lines than the input fails the run after every line was written.
+TEST(Cli, PrefixesForceTheTranslationsStart) {
+  auto model = headwise::Model::Load(kModel);
+  ASSERT_TRUE(model.ok());
+  auto t = headwise::Translator::Create(*model, headwise::TranslatorLimits{});
+  ASSERT_TRUE(t.ok());
+  const std::vector<std::string> input = {"Open the file.", "Where?", "The cat sat on the mat."};
+  const std::vector<std::string> prefixes = {"te", "", "ab"};
+  auto want = (*t)->Translate(input, headwise::SearchOptions{}, {}, prefixes);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  EXPECT_EQ((*want)[0][0].text.rfind("te", 0), 0u) << (*want)[0][0].text;
+  EXPECT_EQ((*want)[2][0].text.rfind("ab", 0), 0u) << (*want)[2][0].text;
+
+  char dir_template[] = "/tmp/hw_prefix_XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  const std::string file = dir + "/prefixes.txt";
+  std::ofstream(file) << "te\n\nab\n";
+  const std::string text = input[0] + "\n" + input[1] + "\n" + input[2] + "\n";
+  const CliRun each = Translate({"-m", kModel, "--prefix-file", file}, text);
+  ASSERT_EQ(each.code, 0) << each.err;
+  const std::vector<std::string> got = Lines(each.out);
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(got[i], (*want)[i][0].text) << "line " << i;
+
+  const CliRun json = Translate({"-m", kModel, "--prefix-file", file, "--json"}, text);
+  ASSERT_EQ(json.code, 0) << json.err;
+  const std::vector<std::string> objects = Lines(json.out);
+  ASSERT_EQ(objects.size(), 3u);
+  EXPECT_EQ(nlohmann::json::parse(objects[2])["prefix"], "ab");
+
+  // One prefix for every line.
+  auto same = (*t)->Translate(input, headwise::SearchOptions{}, {}, {"te", "te", "te"});
+  ASSERT_TRUE(same.ok());
+  const CliRun every = Translate({"-m", kModel, "--prefix", "te"}, text);
+  ASSERT_EQ(every.code, 0) << every.err;
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(Lines(every.out)[i], (*same)[i][0].text);
+
+  // The file runs out: the last line fails alone, the output stays aligned.
+  std::ofstream(file) << "te\n\n";
+  const CliRun short_file = Translate({"-m", kModel, "--prefix-file", file}, text);
+  EXPECT_EQ(short_file.code, 1);
+  ASSERT_EQ(Lines(short_file.out).size(), 3u);
+  EXPECT_EQ(Lines(short_file.out)[0], (*want)[0][0].text);
+  EXPECT_EQ(Lines(short_file.out)[2], "");
+  EXPECT_NE(short_file.err.find("line 3: INVALID_ARGUMENT: --prefix-file " + file +
+                                " has no line 3"),
+            std::string::npos)
+      << short_file.err;
+  // More prefixes than input lines: every line translated, then exit 1.
+  std::ofstream(file) << "te\n\nab\nextra\n";
+  const CliRun long_file = Translate({"-m", kModel, "--prefix-file", file}, text);
+  EXPECT_EQ(long_file.code, 1);
+  EXPECT_EQ(Lines(long_file.out), got);
+  EXPECT_NE(long_file.err.find("has more lines than the input (3)"), std::string::npos)
+      << long_file.err;
+  std::remove(file.c_str());
+  rmdir(dir.c_str());
 }
 
 TEST(Cli, StreamsStdinBatchByBatch) {

@@ -81,6 +81,22 @@ public final class TranslatorTest {
               "splitSentences with a bad search throws " + e.getMessage());
       }
 
+      // Target prefixes: blank ones change nothing; a prefix starts the translation.
+      String[] two = new String[] {inputs.get(0), inputs.get(1)};
+      Translator.Search greedy = new Translator.Search();
+      Translator.Result[] blank = t.translate(two, new String[] {"", null}, greedy);
+      check(blank[0].text.equals(batch[0]) && blank[1].text.equals(batch[1]),
+            "blank target prefixes change nothing");
+      Translator.Result[] forced = t.translate(two, new String[] {"ab", null}, greedy);
+      check(forced[0].text.startsWith("ab") && forced[1].text.equals(batch[1]),
+            "a target prefix starts the translation: '" + forced[0].text + "'");
+      try {
+        t.translate(two, new String[] {"ab"}, greedy);
+        check(false, "one prefix for two texts throws");
+      } catch (HeadwiseException e) {
+        check(e.statusName().equals("INVALID_ARGUMENT"), "one prefix for two texts throws");
+      }
+
       Translator.Search wide = new Translator.Search();
       wide.beamSize = o.maxBeam + 1;
       try {

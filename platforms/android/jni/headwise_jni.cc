@@ -147,8 +147,9 @@ JNIEXPORT jint JNICALL Java_org_headwise_Translator_nativeVocabSize(JNIEnv*, jcl
 }
 
 JNIEXPORT jobjectArray JNICALL Java_org_headwise_Translator_nativeTranslate(
-    JNIEnv* env, jclass, jlong handle, jobjectArray texts_utf8, jint beam_size,
-    jfloat length_penalty, jint max_length, jboolean split_sentences, jfloatArray scores_out) {
+    JNIEnv* env, jclass, jlong handle, jobjectArray texts_utf8, jobjectArray prefixes_utf8,
+    jint beam_size, jfloat length_penalty, jint max_length, jboolean split_sentences,
+    jfloatArray scores_out) {
   NativeTranslator* native = FromHandle(handle);
   if (texts_utf8 == nullptr || scores_out == nullptr) {
     ThrowHeadwise(env, HW_ERR_INVALID_ARGUMENT, "null texts or scores");
@@ -169,19 +170,41 @@ JNIEXPORT jobjectArray JNICALL Java_org_headwise_Translator_nativeTranslate(
   std::vector<const char*> pointers;
   pointers.reserve(texts.size());
   for (const std::string& t : texts) pointers.push_back(t.c_str());
+  std::vector<std::string> prefixes;
+  std::vector<const char*> prefix_pointers;
+  std::vector<size_t> prefix_lengths;
+  if (prefixes_utf8 != nullptr) {
+    if (env->GetArrayLength(prefixes_utf8) != n) {
+      ThrowHeadwise(env, HW_ERR_INVALID_ARGUMENT, "targetPrefixes: one per text");
+      return nullptr;
+    }
+    prefixes.resize(static_cast<size_t>(n));
+    for (jsize i = 0; i < n; ++i) {
+      auto bytes = static_cast<jbyteArray>(env->GetObjectArrayElement(prefixes_utf8, i));
+      const bool ok = ReadBytes(env, bytes, &prefixes[static_cast<size_t>(i)]);
+      env->DeleteLocalRef(bytes);
+      if (!ok) return nullptr;
+    }
+    for (const std::string& p : prefixes) {
+      prefix_pointers.push_back(p.data());
+      prefix_lengths.push_back(p.size());
+    }
+  }
 
   hw_search_params search = hw_search_default_params();
   search.beam_size = beam_size;
   search.length_penalty = length_penalty;
   search.max_length = max_length;
   hw_result* result = nullptr;
-  if (split_sentences) {
-    // hw_translate has no batch params: the per-line call, failing as hw_translate would (the
-    // first failed line's status and message, which name the line).
+  if (split_sentences || prefixes_utf8 != nullptr) {
+    // hw_translate has no batch params or prefixes: the per-line call, failing as hw_translate
+    // would (the first failed line's status and message, which name the line).
     hw_batch_params batch = hw_batch_default_params();
-    batch.split_sentences = 1;
-    const hw_status status = hw_translate_each_batched(
-        native->translator, pointers.data(), nullptr, pointers.size(), &search, &batch, &result);
+    batch.split_sentences = split_sentences ? 1 : 0;
+    const hw_status status = hw_translate_each_prefixed(
+        native->translator, pointers.data(), nullptr, pointers.size(),
+        prefixes_utf8 != nullptr ? prefix_pointers.data() : nullptr,
+        prefixes_utf8 != nullptr ? prefix_lengths.data() : nullptr, &search, &batch, &result);
     if (status != HW_OK) {
       ThrowLastError(env, status);
       return nullptr;

@@ -107,11 +107,30 @@ public final class Translator implements AutoCloseable {
    * are split into batches by the runtime; one failing line fails the call (hw_translate).
    */
   public synchronized Result[] translate(String[] texts, Search search) throws HeadwiseException {
+    return translate(texts, null, search);
+  }
+
+  /**
+   * Translations of texts, each forced to begin with its entry of targetPrefixes (one per text;
+   * null or blank: none; null array: no prefixes), with the given search, in order
+   * (hw_translate_each_prefixed; include/headwise/headwise.hpp, "Target prefix"). One failing
+   * line fails the call, naming it. Not with Search.splitSentences.
+   */
+  public synchronized Result[] translate(String[] texts, String[] targetPrefixes, Search search)
+      throws HeadwiseException {
     long h = checkOpen();
     byte[][] utf8 = new byte[texts.length][];
     for (int i = 0; i < texts.length; ++i) utf8[i] = texts[i].getBytes(StandardCharsets.UTF_8);
+    byte[][] prefixes = null;
+    if (targetPrefixes != null) {
+      prefixes = new byte[targetPrefixes.length][];
+      for (int i = 0; i < targetPrefixes.length; ++i) {
+        String p = targetPrefixes[i] == null ? "" : targetPrefixes[i];
+        prefixes[i] = p.getBytes(StandardCharsets.UTF_8);
+      }
+    }
     float[] scores = new float[texts.length];
-    byte[][] out = nativeTranslate(h, utf8, search.beamSize, search.lengthPenalty,
+    byte[][] out = nativeTranslate(h, utf8, prefixes, search.beamSize, search.lengthPenalty,
                                    search.maxLength, search.splitSentences, scores);
     Result[] results = new Result[out.length];
     for (int i = 0; i < out.length; ++i) {
@@ -137,7 +156,8 @@ public final class Translator implements AutoCloseable {
   private static native float[] nativeSearchDefaults();
   private static native long nativeOpen(byte[] pathUtf8, long[] limits) throws HeadwiseException;
   private static native int nativeVocabSize(long handle);
-  private static native byte[][] nativeTranslate(long handle, byte[][] textsUtf8, int beamSize,
+  private static native byte[][] nativeTranslate(long handle, byte[][] textsUtf8,
+                                                 byte[][] prefixesUtf8, int beamSize,
       float lengthPenalty, int maxLength, boolean splitSentences, float[] scoresOut)
       throws HeadwiseException;
   private static native void nativeClose(long handle);
