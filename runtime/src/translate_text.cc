@@ -133,8 +133,8 @@ Status EncodeLine(const Tokenizer& tokenizer, const std::string& text, const std
   }
   if (units->size() == units_before) {
     if (!prefix_ids.empty()) {
-      return InvalidArgument(TextIndex(i) + " is blank but its target prefix is not (there is "
-                             "nothing to translate after it)");
+      return InvalidArgument(TextIndex(i) + ": the line is blank but its target prefix is not "
+                             "(there is nothing to translate after it)");
     }
     outcome->hypotheses.push_back(TextHypothesis{"", {}, 0.0f, true});
   }

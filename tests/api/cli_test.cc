@@ -475,6 +475,16 @@ TEST(Cli, PrefixesForceTheTranslationsStart) {
   ASSERT_EQ(every.code, 0) << every.err;
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(Lines(every.out)[i], (*same)[i][0].text);
 
+  // A blank line with a prefix fails alone, named by its line number.
+  const CliRun blank = Translate({"-m", kModel, "--prefix", "te"}, "Open the file.\n\nWhere?\n");
+  EXPECT_EQ(blank.code, 1);
+  ASSERT_EQ(Lines(blank.out).size(), 3u);
+  EXPECT_EQ(Lines(blank.out)[0], (*same)[0][0].text);
+  EXPECT_NE(blank.err.find("line 2: INVALID_ARGUMENT: the line is blank but its target prefix "
+                           "is not"),
+            std::string::npos)
+      << blank.err;
+
   // The file runs out: the last line fails alone, the output stays aligned.
   std::ofstream(file) << "te\n\n";
   const CliRun short_file = Translate({"-m", kModel, "--prefix-file", file}, text);

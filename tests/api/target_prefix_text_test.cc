@@ -128,8 +128,8 @@ TEST_F(TargetPrefixTextTest, EachLineFailsAloneOnItsPrefix) {
       << (*out)[1].status().message();
   EXPECT_EQ((*out)[2].status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ((*out)[2].status().message(),
-            "texts[2] is blank but its target prefix is not (there is nothing to translate "
-            "after it)");
+            "texts[2]: the line is blank but its target prefix is not (there is nothing to "
+            "translate after it)");
   EXPECT_EQ((*out)[3].status().code(), ErrorCode::kInputTooLong);
   EXPECT_EQ((*out)[3].status().message().rfind("texts[3]: target prefix of ", 0), 0u)
       << (*out)[3].status().message();
