@@ -25,15 +25,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "trainer"))
 from headwise_trainer.data.ui_text import split_sentences  # noqa: E402
+from headwise_trainer.data.batching import BatchingError, read_split  # noqa: E402
 from headwise_trainer.evaluation.metrics import corpus_bleu, corpus_chrf  # noqa: E402
 from headwise_trainer.evaluation.runtime_module import build_dir_of, import_headwise  # noqa: E402
 
 BATCH = 16  # lines per batch, as bench/bleu.py
-
-
-def read(path):
-    with open(path, encoding="utf-8") as f:
-        return [l.rstrip("\n") for l in f]
 
 
 def prose_sentence(text):
@@ -63,10 +59,10 @@ def main():
     if a.group < 2:
         sys.exit("paragraphs.py: --group must be at least 2")
     headwise = import_headwise(build_dir_of(a.translate) if a.translate else None)
-    src = read(os.path.join(a.data, f"{a.split}.en"))
-    ref = read(os.path.join(a.data, f"{a.split}.de"))
-    if len(src) != len(ref):
-        sys.exit(f"paragraphs.py: {a.split}.en has {len(src)} lines, {a.split}.de {len(ref)}")
+    try:
+        src, ref, _ = read_split(a.data, a.split)
+    except BatchingError as e:
+        sys.exit(f"paragraphs.py: {e}")
     para_src, para_ref = paragraphs(src, ref, a.group)
     if not para_src:
         sys.exit(f"paragraphs.py: no {a.group} prose sentences in {a.data}/{a.split}")

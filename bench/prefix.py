@@ -27,15 +27,11 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "trainer"))
+from headwise_trainer.data.batching import BatchingError, read_split  # noqa: E402
 from headwise_trainer.evaluation.metrics import corpus_bleu  # noqa: E402
 from headwise_trainer.evaluation.runtime_module import build_dir_of, import_headwise  # noqa: E402
 
 BATCH = 16  # lines per batch, as bench/bleu.py
-
-
-def read(path):
-    with open(path, encoding="utf-8") as f:
-        return [l.rstrip("\n") for l in f]
 
 
 def score(outputs, refs, k):
@@ -67,10 +63,10 @@ def main():
     p.add_argument("--json")
     a = p.parse_args()
     headwise = import_headwise(build_dir_of(a.translate) if a.translate else None)
-    src = read(os.path.join(a.data, f"{a.split}.en"))
-    ref = read(os.path.join(a.data, f"{a.split}.de"))
-    if len(src) != len(ref):
-        sys.exit(f"prefix.py: {a.split}.en has {len(src)} lines, {a.split}.de {len(ref)}")
+    try:
+        src, ref, _ = read_split(a.data, a.split)
+    except BatchingError as e:
+        sys.exit(f"prefix.py: {e}")
     keep = [i for i, r in enumerate(ref) if len(r.split()) > a.words]
     # A prefix whose pieces the vocabulary lacks is refused (Model.encode_target): such lines
     # are left out, and counted.

@@ -23,6 +23,13 @@ void PrintError(const std::string& message) {
   std::cerr << "headwise-translate: " << message << '\n';
 }
 
+// A line as read by std::getline, without a UTF-8 byte order mark on the first line of a file
+// (`first`) and without the '\r' of a CRLF ending.
+void TrimLine(bool first, std::string* line) {
+  if (first && line->rfind("\xEF\xBB\xBF", 0) == 0) line->erase(0, 3);
+  if (!line->empty() && line->back() == '\r') line->pop_back();
+}
+
 // Yields the TEXT arguments, or the lines of stdin one at a time (never the whole stream).
 class LineSource {
  public:
@@ -35,8 +42,7 @@ class LineSource {
       return true;
     }
     if (!std::getline(std::cin, *line)) return false;
-    if (next_++ == 0 && line->rfind("\xEF\xBB\xBF", 0) == 0) line->erase(0, 3);  // BOM
-    if (!line->empty() && line->back() == '\r') line->pop_back();                 // CRLF
+    TrimLine(next_++ == 0, line);
     return true;
   }
 
@@ -83,16 +89,15 @@ class PrefixSource {
  public:
   explicit PrefixSource(const std::string& path) : path_(path), in_(path) {}
   bool open() const { return static_cast<bool>(in_); }
-  // The next line; false (and an error naming the file and `line`) when the file has no more.
-  bool Next(size_t line, std::string* prefix, Status* error) {
+  // The prefix of input line `line` (the file's next line), or an error naming the file and
+  // `line` in *error when the file has no more.
+  void Next(size_t line, std::string* prefix, Status* error) {
     if (!std::getline(in_, *prefix)) {
       *error = Status(ErrorCode::kInvalidArgument,
                       "--prefix-file " + path_ + " has no line " + std::to_string(line));
-      return false;
+      return;
     }
-    if (line == 1 && prefix->rfind("\xEF\xBB\xBF", 0) == 0) prefix->erase(0, 3);  // BOM
-    if (!prefix->empty() && prefix->back() == '\r') prefix->pop_back();               // CRLF
-    return true;
+    TrimLine(line == 1, prefix);
   }
   // After the input ended: whether the file holds another line.
   bool HasMore() {

@@ -347,7 +347,6 @@ hw_status hw_model_encode_target(const hw_model* model, const char* text, size_t
                     &headwise::Model::EncodeTarget);
 }
 
-
 hw_status hw_split_sentences(const char* text, size_t length, size_t* out_spans, size_t capacity,
                              size_t* out_count) {
   return Guard([&] {

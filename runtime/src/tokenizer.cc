@@ -214,34 +214,42 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::Create(std::string_view source_spm
   return t;
 }
 
-Result<std::vector<int32_t>> Tokenizer::EncodeSource(std::string_view text) const {
+namespace {
+
+// The pieces `processor` cuts `text` into, under the rules of the header: invalid UTF-8 is
+// kInvalidUtf8, blank text has no pieces (decided here, not by the .spm's normalizer: an
+// "identity" rule would otherwise turn spaces into pieces and make the model translate nothing
+// into something), control characters count as spaces.
+Result<std::vector<std::string>> Pieces(const sentencepiece::SentencePieceProcessor& processor,
+                                        std::string_view text, const char* what) {
   const size_t bad = FindInvalidUtf8(text);
   if (bad != kNpos) return InvalidUtf8Error(text, bad);
+  std::vector<std::string> pieces;
+  if (IsBlank(text)) return pieces;
+  const auto s = processor.Encode(ControlsToSpaces(text), &pieces);
+  if (!s.ok()) return FromSentencePiece(s, what);
+  return pieces;
+}
+
+}  // namespace
+
+Result<std::vector<int32_t>> Tokenizer::EncodeSource(std::string_view text) const {
+  HW_ASSIGN_OR_RETURN(const std::vector<std::string> pieces,
+                      Pieces(*source_, text, "source encode"));
   std::vector<int32_t> ids;
-  // Blank text is decided here, not by the .spm's normalizer: an "identity" rule would
-  // otherwise turn spaces into pieces and make the model translate nothing into something.
-  if (!IsBlank(text)) {
-    std::vector<std::string> pieces;
-    const auto s = source_->Encode(ControlsToSpaces(text), &pieces);
-    if (!s.ok()) return FromSentencePiece(s, "source encode");
-    ids.reserve(pieces.size() + 1);
-    for (const auto& p : pieces) {
-      const auto it = piece_to_id_.find(p);
-      ids.push_back(it == piece_to_id_.end() ? specials_.unk : it->second);
-    }
+  ids.reserve(pieces.size() + 1);
+  for (const auto& p : pieces) {
+    const auto it = piece_to_id_.find(p);
+    ids.push_back(it == piece_to_id_.end() ? specials_.unk : it->second);
   }
   ids.push_back(specials_.eos);
   return ids;
 }
 
 Result<std::vector<int32_t>> Tokenizer::EncodeTarget(std::string_view text) const {
-  const size_t bad = FindInvalidUtf8(text);
-  if (bad != kNpos) return InvalidUtf8Error(text, bad);
+  HW_ASSIGN_OR_RETURN(const std::vector<std::string> pieces,
+                      Pieces(*target_, text, "target encode"));
   std::vector<int32_t> ids;
-  if (IsBlank(text)) return ids;
-  std::vector<std::string> pieces;
-  const auto s = target_->Encode(ControlsToSpaces(text), &pieces);
-  if (!s.ok()) return FromSentencePiece(s, "target encode");
   ids.reserve(pieces.size());
   for (size_t i = 0; i < pieces.size(); ++i) {
     const auto it = piece_to_id_.find(pieces[i]);
