@@ -76,6 +76,37 @@
 //     prefix counts in its length and score: a hypothesis scores the same whether its start was
 //     forced or found. A prefix id must be in the vocabulary and be neither PAD nor EOS; a
 //     prefix as long as the maximum length is returned as it is, unfinished.
+//   - Minimum length (SearchOptions::min_length; CTranslate2's min_decoding_length): at steps
+//     < min_length EOS is not a choice: greedy takes the best other id (lowest id on ties),
+//     beam search ranks and walks the other candidates only, sampling draws from the others.
+//     EOS keeps its share of the normalisation (log_softmax is over every id as above), so a
+//     hypothesis' score is still the model's log-probability of its ids. Every hypothesis then
+//     has at least min_length ids (a target prefix's count), unless no other id has a finite
+//     logit (non-finite weights), where EOS ends it.
+//   - Sampling (SearchOptions::sample; beam_size 1 only): each step after the target prefix
+//     draws its id at random instead of taking the argmax; the score is the drawn ids' sum of
+//     log-probabilities as above (temperature, top_k and top_p shape the draw, not the score).
+//     The draw at `step` over the row of logits x (PAD and, with a shortlist, every id outside
+//     the union at -inf; EOS left out below min_length):
+//       1. candidates: the ids with a finite logit; none: EOS (it ends the hypothesis);
+//       2. weights w_v = exp((x_v - m) / temperature) in float64, m = the candidates' largest
+//          logit;
+//       3. order: ascending id when top_k is 0 and top_p is 1; otherwise by logit, highest
+//          first (ties: lower id first), cut to the first top_k (0 = all), then, when top_p < 1,
+//          to the shortest head whose weights (summed in order, float64) reach top_p times the
+//          sum over the cut list;
+//       4. the id drawn is the first in that order whose running weight sum (float64) exceeds
+//          u * W, W the kept list's weight sum, u the step's uniform number; the last if none
+//          does (rounding).
+//     u is counter-based, so that a sentence's draws depend on nothing but the seed, its source
+//     ids and the step (never on the batch, the lanes, the threads or earlier calls), and the
+//     same seed and source give the same translation: with Mix(z) SplitMix64's output for
+//     state z (z += 0x9E3779B97F4A7C15; z = (z ^ z >> 30) * 0xBF58476D1CE4E5B9;
+//     z = (z ^ z >> 27) * 0x94D049BB133111EB; z ^ z >> 31, all mod 2^64),
+//       key = Mix(seed), then key = Mix(key ^ uint32(id)) for each id of the source (EOS
+//       included, as the encoder reads it), u = (Mix(key + step) >> 11) * 2^-53.
+//     Two lines with the same source and seed get the same translation; give each a seed of its
+//     own for different ones.
 #ifndef HEADWISE_HEADWISE_HPP_
 #define HEADWISE_HEADWISE_HPP_
 
@@ -329,6 +360,17 @@ struct SearchOptions {
   float length_penalty = 1.0f;   // score = sum logprob / length^length_penalty
   int max_length = 0;            // generated tokens incl. EOS; 0 = max_target_tokens
   BeamStop beam_stop = BeamStop::kExhaustive;  // README.md: what the others cost in BLEU
+  // EOS is not chosen before this many generated tokens ("Minimum length" above); 0 = off;
+  // less than the resolved max_length.
+  int min_length = 0;
+  // Random sampling ("Sampling" above): beam_size 1 only. top_k, top_p, temperature and seed
+  // shape the draw and must stay at their defaults without sample (kInvalidArgument otherwise,
+  // so that a setting is never silently ignored).
+  bool sample = false;
+  int top_k = 0;              // the k most likely ids only; 0 = all
+  float top_p = 1.0f;         // nucleus: in (0, 1]; 1 = off
+  float temperature = 1.0f;   // > 0 and finite; < 1 sharpens, > 1 flattens
+  uint64_t seed = 0;          // with the source ids, fixes every draw
 };
 
 struct TokenSpan {

@@ -1,6 +1,7 @@
 // Beam search, exactly as include/headwise/headwise.hpp states it (after a sentence's forced
 // target-prefix steps, which keep its one live beam):
-//   - rank every (live beam b, token v) by score_b + logp(b, v), ties by lower b * V + v;
+//   - rank every (live beam b, token v) by score_b + logp(b, v), ties by lower b * V + v (EOS
+//     left out below options.min_length);
 //   - walk the best 2 * beam_size: EOS finishes a hypothesis, anything else continues a beam,
 //     until beam_size beams continue;
 //   - a sentence ends when beam_size hypotheses have finished or options.beam_stop's rule says
@@ -45,8 +46,9 @@ struct TopCandidates {
 
 // Ranks the candidates of sentence s from its `live` rows of logits starting at `x`; with a
 // shortlist only its union's tokens (the others are -inf), still in increasing order.
+// `excluded` (EOS below the minimum length, else -1) is never a candidate, like PAD.
 size_t SelectCandidates(const SearchBuffers& b, const ShortlistOutput* shortlist, size_t s,
-                        size_t live, float* x, size_t beam) {
+                        size_t live, float* x, size_t beam, int32_t excluded) {
   const size_t V = b.vocab;
   const size_t K = b.max_beam;
   TopCandidates top{b.cand_value, b.cand_index, 2 * beam};
@@ -59,7 +61,7 @@ size_t SelectCandidates(const SearchBuffers& b, const ShortlistOutput* shortlist
     if (shortlist != nullptr) {
       for (size_t i = 0; i < shortlist->size(); ++i) {
         const int32_t v = shortlist->ids()[i];
-        if (v == b.pad_id) continue;
+        if (v == b.pad_id || v == excluded) continue;
         top.Offer(score + ((row[v] - max) - log_sum), base + v);
       }
       continue;
@@ -67,7 +69,7 @@ size_t SelectCandidates(const SearchBuffers& b, const ShortlistOutput* shortlist
     size_t v = 0;
     // Every candidate enters until the list is full ...
     for (; v < V && top.size < top.capacity; ++v) {
-      if (static_cast<int32_t>(v) == b.pad_id) continue;
+      if (static_cast<int32_t>(v) == b.pad_id || static_cast<int32_t>(v) == excluded) continue;
       top.Offer(score + ((row[v] - max) - log_sum), base + static_cast<int32_t>(v));
     }
     // ... then only those above its last entry (which only rises): the same list, unchanged
@@ -75,7 +77,7 @@ size_t SelectCandidates(const SearchBuffers& b, const ShortlistOutput* shortlist
     while (v < V) {
       v = kernels::FirstScoreAbove(row, v, V, score, max, log_sum, top.value[top.size - 1]);
       if (v == V) break;
-      if (static_cast<int32_t>(v) != b.pad_id) {
+      if (static_cast<int32_t>(v) != b.pad_id && static_cast<int32_t>(v) != excluded) {
         top.Offer(score + ((row[v] - max) - log_sum), base + static_cast<int32_t>(v));
       }
       ++v;
@@ -195,7 +197,8 @@ Status RunBeam(const Decoder& decoder, const SearchBuffers& b, size_t batch,
         size_t num_cand = 0;
         {
           const OpTimer timer(decoder.profile(), OpKind::kSearch);
-          num_cand = SelectCandidates(b, decoder.shortlist(), s, live, x, beam);
+          const int32_t excluded = step < static_cast<size_t>(options.min_length) ? b.eos_id : -1;
+          num_cand = SelectCandidates(b, decoder.shortlist(), s, live, x, beam, excluded);
         }
         bool top_eos = false;
         for (size_t c = 0; c < num_cand && count < beam; ++c) {

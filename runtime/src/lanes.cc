@@ -143,6 +143,7 @@ Result<size_t> RunLanes(BatchLanes& lanes, const Network& main,
     Lane& lane = *lanes.lanes[j];
     lane.sentences = 0;
     lane.buf.search.prefixes = prefixes != nullptr ? lane.prefixes : nullptr;
+    lane.buf.search.sources = lane.spans;
   }
   for (size_t s = 0; s < batch; ++s) {
     Lane& lane = *lanes.lanes[s % n];

@@ -38,7 +38,16 @@ struct SearchBuffers {
   int32_t* next_slot = nullptr;     // [K]
   uint8_t* slot_claimed = nullptr;  // [K]
 
+  // Sampling (sampler.h): each sentence's key, and one draw's scratch.
+  uint64_t* sample_key = nullptr;     // [B]
+  int32_t* sample_order = nullptr;    // [V]
+  double* sample_weight = nullptr;    // [V]
+
   HypothesisStore hyps;  // the results
+
+  // The running call's sources, one per sentence (sampling keys them), set by the caller
+  // before each run like `prefixes`.
+  const TokenSpan* sources = nullptr;
 
   // The running call's target prefixes, one per sentence (size 0: none), or null for none;
   // set by the caller before each run (the spans are the caller's, valid during the run).
@@ -53,7 +62,9 @@ inline size_t PrefixLength(const SearchBuffers& buf, size_t s) {
 // `max_length` is the resolved limit (options.max_length or max_target_tokens); `options` were
 // validated (ValidateSearchOptions), and so were the prefixes (each at most max_length ids of
 // the vocabulary, none PAD or EOS). A forced step (headwise.hpp, "Target prefix") appends the
-// prefix's id to the sentence's one live beam whatever the logits say.
+// prefix's id to the sentence's one live beam whatever the logits say. Below
+// options.min_length EOS is never chosen ("Minimum length"); RunGreedy draws the free steps'
+// ids when options.sample ("Sampling"; buf.sources must then be set).
 Status RunGreedy(const Decoder& decoder, const SearchBuffers& buf, size_t batch,
                  const SearchOptions& options, size_t max_length);
 Status RunBeam(const Decoder& decoder, const SearchBuffers& buf, size_t batch,

@@ -11,8 +11,10 @@
 namespace headwise {
 
 // beam_size in [1, max_beam], num_hypotheses in [1, beam_size], length_penalty finite,
-// max_length in [0, max_target_tokens]. Errors: kInvalidArgument naming the field, its value
-// and the allowed range.
+// max_length in [0, max_target_tokens], min_length in [0, resolved max_length); with sample:
+// beam_size 1, top_k >= 0, top_p in (0, 1], temperature finite and > 0; without it top_k,
+// top_p, temperature and seed at their defaults. Errors: kInvalidArgument naming the field, its
+// value and the allowed range.
 Status ValidateSearchOptions(const SearchOptions& options, const TranslatorLimits& limits);
 
 // The most tokens a search generates (EOS included): options.max_length, else

@@ -68,6 +68,7 @@ Status Translator::TranslateIds(const TokenSpan* sources, size_t batch,
   t.window_lines = 0;
   if (batch == 0) return Status::Ok();
   t.buf.search.prefixes = target_prefixes;
+  t.buf.search.sources = sources;
   // Batch lanes for two sentences or more; not while profiling (OpProfile counts from one
   // thread).
   if (batch >= 2 && !t.lanes.lanes.empty() && t.net.profile == nullptr) {

@@ -131,6 +131,9 @@ void LayoutBuffers(const Model::Impl& model, const TranslatorLimits& limits,
   search.next_score = c.Take<float>({K});
   search.next_slot = c.Take<int32_t>({K});
   search.slot_claimed = c.Take<uint8_t>({K});
+  search.sample_key = c.Take<uint64_t>({B});
+  search.sample_order = c.Take<int32_t>({V});
+  search.sample_weight = c.Take<double>({V});
   HypothesisStore& hyps = search.hyps;
   hyps.records = c.Take<HypothesisRecord>({B, H});
   hyps.ids = c.Take<int32_t>({B, H, T});

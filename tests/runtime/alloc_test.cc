@@ -109,14 +109,23 @@ void CheckNoAllocation(WeightFormat format, bool shortlist, int batch_lanes) {
   std::vector<float> logits((target.size() + 1) * o.vocab);
   // Target prefixes: the first two ids of `target`, none, one id.
   const std::vector<TokenSpan> prefixes = {{target.data(), 2}, {}, {target.data() + 2, 1}};
+  // Sampling: the nucleus (every candidate sorted) below a minimum length, and top_k.
+  SearchOptions nucleus;
+  nucleus.sample = true;
+  nucleus.top_p = 0.9f;
+  nucleus.min_length = 2;
+  SearchOptions top_k = nucleus;
+  top_k.top_k = 5;
+  top_k.seed = 3;
 
   // Warm-up: first calls may touch lazily initialised state outside headwise.
   ASSERT_TRUE(tr.TranslateIds(spans.data(), spans.size(), greedy).ok());
   ASSERT_TRUE(tr.TranslateIds(spans.data(), spans.size(), beam).ok());
   ASSERT_TRUE(tr.TranslateIds(spans.data(), spans.size(), beam, prefixes.data()).ok());
+  ASSERT_TRUE(tr.TranslateIds(spans.data(), spans.size(), nucleus, prefixes.data()).ok());
   ASSERT_TRUE(tr.ForcedLogits(spans[0], {target.data(), target.size()}, logits.data()).ok());
 
-  Status s1, s2, s3, s4, s5;
+  Status s1, s2, s3, s4, s5, s6, s7;
   size_t hyps = 0;
   long counted = 0;
   {
@@ -129,9 +138,13 @@ void CheckNoAllocation(WeightFormat format, bool shortlist, int batch_lanes) {
     s3 = tr.ForcedLogits(spans[1], {target.data(), target.size()}, logits.data());
     s4 = tr.TranslateIds(spans.data() + 2, 1, greedy);
     s5 = tr.TranslateIds(spans.data(), spans.size(), beam, prefixes.data());
+    s6 = tr.TranslateIds(spans.data(), spans.size(), nucleus, prefixes.data());
+    s7 = tr.TranslateIds(spans.data(), spans.size(), top_k);
     counted = scope.count();
   }
   EXPECT_TRUE(s5.ok()) << s5.ToString();
+  EXPECT_TRUE(s6.ok()) << s6.ToString();
+  EXPECT_TRUE(s7.ok()) << s7.ToString();
   EXPECT_TRUE(s1.ok()) << s1.ToString();
   EXPECT_TRUE(s2.ok()) << s2.ToString();
   EXPECT_TRUE(s3.ok()) << s3.ToString();
@@ -209,9 +222,13 @@ TEST_P(AllocationTest, TranslateIdsEachAllocatesNothing) {
   ASSERT_TRUE(tr.TranslateIdsEach(spans.data(), spans.size(), beam, batching).ok());
   ASSERT_TRUE(
       tr.TranslateIdsEach(spans.data(), spans.size(), beam, batching, prefixes.data()).ok());
+  SearchOptions sampled;  // every candidate in id order
+  sampled.sample = true;
+  sampled.seed = 11;
+  ASSERT_TRUE(tr.TranslateIdsEach(spans.data(), spans.size(), sampled, batching).ok());
   ASSERT_EQ(tr.line_status(10).code(), ErrorCode::kInputTooLong);
 
-  Status s1, s2, s3;
+  Status s1, s2, s3, s4;
   size_t hyps = 0;
   bool too_long_failed = false;
   long counted = 0;
@@ -224,9 +241,11 @@ TEST_P(AllocationTest, TranslateIdsEachAllocatesNothing) {
     }
     too_long_failed = tr.line_code(10) == ErrorCode::kInputTooLong;
     s3 = tr.TranslateIdsEach(spans.data(), spans.size(), beam, batching, prefixes.data());
+    s4 = tr.TranslateIdsEach(spans.data(), spans.size(), sampled, batching);
     counted = scope.count();
   }
   EXPECT_TRUE(s3.ok()) << s3.ToString();
+  EXPECT_TRUE(s4.ok()) << s4.ToString();
   EXPECT_EQ(tr.line_status(10).code(), ErrorCode::kInputTooLong);  // builds the message
   EXPECT_TRUE(s1.ok()) << s1.ToString();
   EXPECT_TRUE(s2.ok()) << s2.ToString();

@@ -197,6 +197,23 @@ std::vector<double> NextLogProbs(const ReferenceModel& m, const Matrix& enc, siz
 
 }  // namespace
 
+namespace {
+
+// headwise.hpp's uniform number, written out again from its words.
+double ReferenceUniform(uint64_t seed, const std::vector<int32_t>& source, size_t step) {
+  const auto mix = [](uint64_t z) {
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  uint64_t key = mix(seed);
+  for (int32_t id : source) key = mix(key ^ static_cast<uint32_t>(id));
+  return std::ldexp(static_cast<double>(mix(key + step) >> 11), -53);
+}
+
+}  // namespace
+
 std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& m,
                                                  const std::vector<int32_t>& source,
                                                  const SearchOptions& options, size_t max_length,
@@ -235,18 +252,53 @@ std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& m,
       size_t index;
     };
     std::vector<Cand> cands;
+    const bool eos_allowed = step >= static_cast<size_t>(options.min_length);
     for (size_t b = 0; b < live.size(); ++b) {
       std::vector<int32_t> prefix = {start};
       prefix.insert(prefix.end(), live[b].ids.begin(), live[b].ids.end());
       const std::vector<double> logp = NextLogProbs(m, enc, source.size(), prefix, allowed);
       for (size_t v = 0; v < V; ++v) {
         if (static_cast<int32_t>(v) == m.spec().config.pad_token_id || !allowed[v]) continue;
+        if (!eos_allowed && static_cast<int32_t>(v) == eos) continue;
         cands.push_back({live[b].score + logp[v], b * V + v});
       }
     }
     std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
       return a.value > b.value || (a.value == b.value && a.index < b.index);
     });
+    if (options.sample) {  // one beam: draw from cands (logp + a constant), headwise.hpp's steps
+      std::vector<Cand> kept = cands;
+      const bool ranked = options.top_k > 0 || options.top_p < 1.0f;
+      if (!ranked) {
+        std::sort(kept.begin(), kept.end(), [](const Cand& a, const Cand& b) { return a.index < b.index; });
+      } else if (options.top_k > 0 && kept.size() > static_cast<size_t>(options.top_k)) {
+        kept.resize(static_cast<size_t>(options.top_k));
+      }
+      std::vector<double> w;
+      double total = 0;
+      for (const Cand& c : kept) {
+        w.push_back(std::exp((c.value - cands[0].value) / options.temperature));
+        total += w.back();
+      }
+      if (options.top_p < 1.0f) {
+        double sum = 0;
+        size_t keep = 0;
+        while (keep < kept.size() && !(sum >= options.top_p * total)) sum += w[keep++];
+        kept.resize(keep);
+        total = sum;
+      }
+      const double target = ReferenceUniform(options.seed, source, step) * total;
+      size_t pick = kept.size() - 1;
+      double sum = 0;
+      for (size_t i = 0; i < kept.size(); ++i) {
+        sum += w[i];
+        if (sum > target) {
+          pick = i;
+          break;
+        }
+      }
+      cands = {kept[pick]};
+    }
     if (K == 1) {  // greedy: argmax, lowest id on ties
       const Cand& c = cands[0];
       const int32_t tok = static_cast<int32_t>(c.index % V);

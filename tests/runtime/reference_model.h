@@ -62,7 +62,9 @@ struct ReferenceHypothesis {
 // `allowed` (ascending ids) non-null: a vocabulary shortlist's union; every other token's logit
 // is -inf (log-softmax over the union) and it is never a candidate. `prefix` non-null: a target
 // prefix (headwise.hpp, "Target prefix"): its first prefix->size() steps append its ids to the
-// one live beam, adding their log-probabilities, and finish nothing.
+// one live beam, adding their log-probabilities, and finish nothing. options.min_length leaves
+// EOS out of the candidates below it; options.sample (beam_size 1) draws each free step's id by
+// headwise.hpp's "Sampling" rule over the double log-probabilities.
 std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& model,
                                                  const std::vector<int32_t>& source,
                                                  const SearchOptions& options, size_t max_length,
