@@ -39,6 +39,12 @@ RefSearch ParseSearch(const json& j) {
   s.options.length_penalty = o.at("length_penalty").get<float>();
   s.options.max_length = o.at("max_length").get<int>();
   s.target_prefix = j.at("target_prefix").get<bool>();
+  s.options.min_length = o.value("min_length", 0);
+  s.options.sample = o.value("sample", false);
+  s.options.seed = o.value("seed", uint64_t{0});
+  s.options.top_k = o.value("top_k", 0);
+  s.options.top_p = o.value("top_p", 1.0f);
+  s.options.temperature = o.value("temperature", 1.0f);
   if (o.contains("beam_stop")) {
     const std::string stop = o.at("beam_stop").get<std::string>();
     if (stop == "exhaustive") {
@@ -51,6 +57,7 @@ RefSearch ParseSearch(const json& j) {
       throw std::runtime_error(s.name + ": unknown beam_stop " + stop);
     }
   }
+  s.margins = j.at("margins").get<std::vector<float>>();
   for (const json& per_source : j.at("results")) {
     std::vector<RefHypothesis> hyps;
     for (const json& h : per_source) hyps.push_back(ParseHypothesis(h));
@@ -121,7 +128,8 @@ Reference LoadReference(const std::string& path) {
     }
     for (const json& s : j.at("searches")) {
       r.searches.push_back(ParseSearch(s));
-      if (r.searches.back().results.size() != r.sources.size()) {
+      if (r.searches.back().results.size() != r.sources.size() ||
+          r.searches.back().margins.size() != r.sources.size()) {
         throw std::runtime_error("search " + r.searches.back().name + ": " +
                                  std::to_string(r.searches.back().results.size()) +
                                  " results for " + std::to_string(r.sources.size()) + " sources");

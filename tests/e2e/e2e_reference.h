@@ -24,6 +24,9 @@ struct RefSearch {
   headwise::SearchOptions options;
   bool target_prefix = false;  // each source forced through its Reference::prefixes entry
   std::vector<std::vector<RefHypothesis>> results;  // per source, best first
+  // Per source, the smallest score gap any decision of the search depended on (decode.py's
+  // margins): a perturbation of the logits by less than half of it cannot change the result.
+  std::vector<float> margins;
 };
 
 struct RefForced {

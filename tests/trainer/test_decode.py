@@ -4,7 +4,8 @@ import torch
 
 from conftest import SOURCES, random_model, small_config
 from headwise_trainer import attach_gates, beam_search, forced_logits, greedy
-from headwise_trainer.model.decode import BEAM_STOPS, DEFAULT_BEAM_STOP, step_log_probs
+from headwise_trainer.model.decode import (BEAM_STOPS, DEFAULT_BEAM_STOP, Sampling, _mix, draw,
+                                           sample_key, step_log_probs, uniform)
 from headwise_trainer.model.gates import gates
 from scripted import ScriptedModel, log_probs, random_table, reference_beam
 
@@ -237,3 +238,82 @@ def test_prefix_errors(model):
         greedy(model, SOURCES[:1], 2, prefixes=[[3, 4, 5]])
     with pytest.raises(ValueError, match="PAD or EOS"):
         beam_search(model, SOURCES[:1], 2, 1, 1.0, 5, prefixes=[[3, 0]])
+
+
+def test_uniform_numbers_are_splitmix64():
+    # SplitMix64 seeded with 1234567: its published first outputs.
+    assert _mix(1234567) == 6457827717110365317
+    assert _mix((1234567 + 0x9E3779B97F4A7C15) % 2 ** 64) == 3203168211198807973
+    key = sample_key(7, [5, 9, 2])
+    assert key == _mix(_mix(_mix(_mix(7) ^ 5) ^ 9) ^ 2)
+    assert uniform(key, 4) == (_mix(key + 4) >> 11) / 2.0 ** 53
+    assert sample_key(7, [5, 9]) != key and sample_key(8, [5, 9, 2]) != key
+
+
+def test_draw_rules():
+    x = np.array([1.0, 2.5, -np.inf, 0.0, 2.0, np.nan, 1.5], dtype=np.float32)
+    # u = 0 takes the first candidate of the order: id order, or logit order when cut.
+    assert draw(x, Sampling(), -1, 0.0, 99)[0] == 0
+    assert draw(x, Sampling(top_k=3), -1, 0.0, 99)[0] == 1
+    assert draw(x, Sampling(top_k=3), 1, 0.0, 99)[0] == 4  # id 1 left out
+    assert draw(x, Sampling(top_p=1e-6), -1, 0.99, 99)[0] == 1  # the nucleus of one
+    assert draw(x, Sampling(top_k=2), -1, np.nextafter(1.0, 0.0), 99)[0] == 4
+    assert draw(np.full(4, -np.inf, dtype=np.float32), Sampling(), -1, 0.5, 99)[0] == 99
+    # Frequencies over many numbers follow softmax(x / T) over the top 3.
+    rule = Sampling(top_k=3, temperature=0.5)
+    key = sample_key(11, [1, 2, 3])
+    counts = np.zeros(len(x))
+    for step in range(20000):
+        counts[draw(x, rule, -1, uniform(key, step), 99)[0]] += 1
+    p = np.zeros(len(x))
+    for v in (1, 4, 6):
+        p[v] = np.exp(x[v] / 0.5)
+    p /= p.sum()
+    assert np.abs(counts / 20000 - p).max() < 0.015
+    with pytest.raises(ValueError, match="top_p must be in"):
+        Sampling(top_p=0.0)
+    with pytest.raises(ValueError, match="temperature must be finite"):
+        Sampling(temperature=0.0)
+    with pytest.raises(ValueError, match="top_k must be >= 0"):
+        Sampling(top_k=-1)
+
+
+def test_sampling_depends_on_seed_and_source_only(model):
+    rule = Sampling(seed=3, temperature=1.5)
+    together = greedy(model, SOURCES, 10, sampling=rule)
+    alone = [greedy(model, [s], 10, sampling=rule)[0] for s in SOURCES]
+    assert [h.ids for h in together] == [h.ids for h in alone]
+    assert [h.ids for h in greedy(model, SOURCES, 10, sampling=rule)] == [h.ids for h in together]
+    seeds = {tuple(greedy(model, SOURCES[:1], 10, sampling=Sampling(seed=s, temperature=1.5))[0].ids)
+             for s in range(12)}
+    assert len(seeds) >= 3
+    # top_k 1 is greedy; scores are the model's log-probabilities of the drawn ids.
+    plain = greedy(model, SOURCES, 10)
+    top1 = greedy(model, SOURCES, 10, sampling=Sampling(seed=5, top_k=1, temperature=0.3))
+    assert [h.ids for h in top1] == [h.ids for h in plain]
+    assert [h.score for h in top1] == [h.score for h in plain]
+    for src, h in zip(SOURCES, together):
+        target = h.ids + ([0] if h.finished else [])
+        logp = step_log_probs(model, forced_logits(model, src, target)[:-1])
+        total = logp[torch.arange(len(target)), torch.tensor(target)].sum()
+        assert h.score == pytest.approx(float(total) / len(target), abs=1e-4)
+
+
+def test_min_len_holds_eos_back_and_keeps_the_models_scores():
+    # EOS is the best id at every step; min_len 2 passes it over twice.
+    entries = {(): {EOS: 5.0, 3: 2.0, 4: 1.0}, (3,): {EOS: 5.0, 4: 3.0}, (3, 4): {EOS: 5.0}}
+    model = ScriptedModel(table(entries))
+    h = greedy(model, [[1, 0]], 6, min_len=2)[0]
+    assert h.ids == [3, 4] and h.finished
+    raw = np.float32(lp(entries, (), 3)) + np.float32(lp(entries, (3,), 4)) + \
+        np.float32(lp(entries, (3, 4), EOS))
+    assert h.score == pytest.approx(float(raw) / 3, abs=1e-6)
+    assert greedy(model, [[1, 0]], 6)[0].ids == []
+    for hyp in beam_search(model, [[1, 0]], 2, 2, 1.0, 6, min_len=2)[0]:
+        assert len(hyp.ids) >= 2
+    drawn = greedy(model, [[1, 0]], 6, min_len=2, sampling=Sampling(seed=1))[0]
+    assert len(drawn.ids) >= 2
+    with pytest.raises(ValueError, match=r"min_len must be in \[0, max_len = 6\)"):
+        greedy(model, [[1, 0]], 6, min_len=6)
+    with pytest.raises(ValueError, match="min_len must be in"):
+        beam_search(model, [[1, 0]], 2, 1, 1.0, 6, min_len=-1)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from conftest import ROOT
-from headwise_trainer import beam_search, forced_logits, greedy, head_layout, load_checkpoint
+from headwise_trainer import forced_logits, head_layout, load_checkpoint
 
 SCRIPT = ROOT / "trainer" / "tools" / "make_test_checkpoints.py"
 
@@ -71,16 +71,14 @@ def test_reference_is_what_the_checkpoint_computes(tool, tmp_path):
     assert len(ref["prefixes"]) == len(sources)
     assert any(ref["prefixes"]) and any(not p for p in ref["prefixes"])
     assert any(s["target_prefix"] for s in ref["searches"])
+    assert any(s["options"].get("sample") for s in ref["searches"])
+    assert any(s["options"].get("min_length") for s in ref["searches"])
     for search in ref["searches"]:
         o = search["options"]
         prefixes = ref["prefixes"] if search["target_prefix"] else None
-        if o["beam_size"] == 1:
-            got = [[h] for h in greedy(model, sources, o["max_length"], o["length_penalty"],
-                                       prefixes=prefixes)]
-        else:
-            got = beam_search(model, sources, o["beam_size"], o["num_hypotheses"],
-                              o["length_penalty"], o["max_length"], stop=o["beam_stop"],
-                              prefixes=prefixes)
+        got = tool.run_search(model, sources, o, prefixes)
+        if o.get("min_length"):
+            assert all(len(w["ids"]) >= o["min_length"] for r in search["results"] for w in r)
         for i, (hyps, want) in enumerate(zip(got, search["results"])):
             if prefixes:
                 assert all(w["ids"][:len(prefixes[i])] == prefixes[i] for w in want)

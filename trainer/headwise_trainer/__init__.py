@@ -21,7 +21,8 @@ Stable interface used by the rest of the project:
     MarianMTModel, DecoderState                      model/marian.py
     attach_gates, expected_l0, gate_values,
     head_layout, set_head_masks, head_masks, strip_heads        model/gates.py
-    greedy, beam_search, forced_logits, Hypothesis   model/decode.py
+    greedy, beam_search, forced_logits, Hypothesis,
+    Sampling                                         model/decode.py
     export_checkpoint, load_checkpoint               model/checkpoint.py
     safetensors_io.read_file / write_file            model/safetensors_io.py
 """
@@ -35,7 +36,7 @@ _EXPORTS = {
     "load_checkpoint": "model.checkpoint", "read_vocab": "model.checkpoint",
     "MarianConfig": "model.config",
     "Hypothesis": "model.decode", "beam_search": "model.decode", "forced_logits": "model.decode",
-    "greedy": "model.decode",
+    "greedy": "model.decode", "Sampling": "model.decode",
     "HeadGate": "model.gates", "attach_gates": "model.gates", "expected_l0": "model.gates",
     "expected_l0_per_block": "model.gates", "gate_values": "model.gates",
     "head_layout": "model.gates", "head_masks": "model.gates", "layout_summary": "model.gates",

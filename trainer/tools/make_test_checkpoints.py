@@ -11,8 +11,11 @@ model.safetensors with gate log_alpha, source.spm, target.spm, vocab.json) and r
    "limits": {"max_batch", "max_source_tokens", "max_target_tokens", "max_beam"},
    "sources": [[ids ending with EOS], ...],
    "searches": [{"name", "options": {"beam_size", "num_hypotheses", "length_penalty",
-                 "max_length", "beam_stop" (beam only: exhaustive, top-eos or outscored)},
-                 "results": [[{"ids", "score", "finished"}, ...] per source]}],
+                 "max_length", "beam_stop" (beam only: exhaustive, top-eos or outscored),
+                 "min_length" (optional), "sample", "seed", "top_k", "top_p", "temperature"
+                 (optional, greedy only: random sampling)},
+                 "results": [[{"ids", "score", "finished"}, ...] per source],
+                 "margins": [the smallest decision margin (decode.py) per source]}],
    "forced": [{"source", "target", "logits": [[vocab floats] x (len(target) + 1)]}],
    "tokenizer": [{"text", "source_ids", "target_ids", "target_text"}]}
 Every output is computed by the gated model in eval mode (gates exactly 0 or 1), which is what a
@@ -20,8 +23,9 @@ runtime holding only the kept heads must reproduce. OUT_DIR/manifest.json lists 
 Everything is seeded: two runs write identical bytes.
 
 Weights are scaled so that next-token distributions are peaked (logit std ~5) and sources whose
-search decisions hinge on a score gap below MIN_MARGIN are skipped, so float rounding differences
-between implementations cannot flip a decision.
+search decisions hinge on a score gap below MIN_MARGIN (SAMPLE_MIN_MARGIN for the sampled searches'
+shares of weight) are skipped, so float rounding differences between implementations cannot flip a
+decision.
 """
 
 from __future__ import annotations
@@ -41,12 +45,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sentencepiece as spm  # noqa: E402
 
-from headwise_trainer import (MarianConfig, MarianMTModel, attach_gates, beam_search,  # noqa: E402
-                              export_checkpoint, forced_logits, greedy, head_layout, layout_summary)
+from headwise_trainer import (MarianConfig, MarianMTModel, Sampling, attach_gates,  # noqa: E402
+                              beam_search, export_checkpoint, forced_logits, greedy, head_layout,
+                              layout_summary)
 from headwise_trainer.model.gates import gates  # noqa: E402
 from headwise_trainer.threads import set_threads  # noqa: E402
 
 MIN_MARGIN = 2e-3
+# Sampled searches: their margins are shares of the kept weight (and logit gaps), where the
+# runtime's float32 logits move a running sum by about 1e-5 of it.
+SAMPLE_MIN_MARGIN = 2e-4
 LOGIT_STD = 4.0  # std of the logits of random inputs
 EMB_IN = 2.0     # per-dimension std of a token embedding entering the first layer
 NUM_SOURCES = 56
@@ -75,6 +83,20 @@ SEARCHES = [
     {"name": "beam3_nbest2_prefixed", "target_prefix": True,
      "options": {"beam_size": 3, "num_hypotheses": 2, "length_penalty": 1.0, "max_length": 32,
                  "beam_stop": "exhaustive"}},
+    # EOS held back (min_length) and random sampling: in id order, and cut by top_k / top_p
+    # with a temperature, below a minimum length and after a prefix.
+    {"name": "greedy_min6", "options": {"beam_size": 1, "num_hypotheses": 1,
+                                        "length_penalty": 1.0, "max_length": 32, "min_length": 6}},
+    {"name": "beam2_nbest2_min5_max12", "options": {"beam_size": 2, "num_hypotheses": 2,
+                                                   "length_penalty": 1.0, "max_length": 12,
+                                                   "beam_stop": "exhaustive", "min_length": 5}},
+    {"name": "sample_seed7_max16", "options": {"beam_size": 1, "num_hypotheses": 1,
+                                               "length_penalty": 1.0, "max_length": 16,
+                                               "sample": True, "seed": 7}},
+    {"name": "sample_k8_p0.9_t0.8_min3_prefixed", "target_prefix": True,
+     "options": {"beam_size": 1, "num_hypotheses": 1, "length_penalty": 1.0, "max_length": 32,
+                 "min_length": 3, "sample": True, "seed": 12345678901234567890, "top_k": 8,
+                 "top_p": 0.9, "temperature": 0.8}},
 ]
 MAX_BATCH = 8
 
@@ -280,24 +302,30 @@ def random_prefixes(model: MarianMTModel, g: torch.Generator, count: int) -> Lis
             for k in range(count)]
 
 
+def run_search(model: MarianMTModel, sources, o: dict, prefixes=None, margins=None):
+    """The hypotheses of one search (its "options" as written in reference.json) per source."""
+    min_len = o.get("min_length", 0)
+    if o["beam_size"] == 1:
+        rule = (Sampling(o["seed"], o.get("top_k", 0), o.get("top_p", 1.0),
+                         o.get("temperature", 1.0)) if o.get("sample") else None)
+        return [[h] for h in greedy(model, sources, o["max_length"], o["length_penalty"],
+                                    margins=margins, prefixes=prefixes, min_len=min_len,
+                                    sampling=rule)]
+    return beam_search(model, sources, o["beam_size"], o["num_hypotheses"], o["length_penalty"],
+                       o["max_length"], margins=margins, stop=o["beam_stop"], prefixes=prefixes,
+                       min_len=min_len)
+
+
 def run_searches(model: MarianMTModel, sources: List[List[int]], prefixes: List[List[int]]):
     """Per search, per source: results and the smallest decision margin."""
     out = []
-    for search in SEARCHES:
-        o = search["options"]
+    for spec in SEARCHES:
         margins: List[float] = []
         results = []
         for i in range(0, len(sources), MAX_BATCH):
-            batch = sources[i:i + MAX_BATCH]
-            forced = prefixes[i:i + MAX_BATCH] if search.get("target_prefix") else None
-            if o["beam_size"] == 1:
-                hyps = [[h] for h in greedy(model, batch, o["max_length"], o["length_penalty"],
-                                            margins=margins, prefixes=forced)]
-            else:
-                hyps = beam_search(model, batch, o["beam_size"], o["num_hypotheses"],
-                                   o["length_penalty"], o["max_length"], margins=margins,
-                                   stop=o["beam_stop"], prefixes=forced)
-            results.extend(hyps)
+            forced = prefixes[i:i + MAX_BATCH] if spec.get("target_prefix") else None
+            results.extend(run_search(model, sources[i:i + MAX_BATCH], spec["options"], forced,
+                                      margins))
         out.append((results, margins))
     return out
 
@@ -316,18 +344,20 @@ def build_reference(spec: Spec, model: MarianMTModel, vocab: List[str],
     prefixes = random_prefixes(model, torch.Generator().manual_seed(spec.seed + 2),
                                len(candidates))
     per_search = run_searches(model, candidates, prefixes)
+    need = [SAMPLE_MIN_MARGIN if search["options"].get("sample") else MIN_MARGIN
+            for search in SEARCHES]
     keep = [i for i in range(len(candidates))
-            if all(margins[i] >= MIN_MARGIN for _, margins in per_search)][:num_sources]
+            if all(margins[i] >= m for (_, margins), m in zip(per_search, need))][:num_sources]
     if len(keep) < num_sources:
         raise RuntimeError(f"{spec.name}: only {len(keep)} of {len(candidates)} sources have "
                            f"decision margins >= {MIN_MARGIN}; make the weights more peaked")
     sources = [candidates[i] for i in keep]
     searches = []
-    for search, (results, _) in zip(SEARCHES, per_search):
+    for search, (results, margins) in zip(SEARCHES, per_search):
         searches.append({"name": search["name"], "options": search["options"],
                          "target_prefix": bool(search.get("target_prefix")), "results": [
             [{"ids": h.ids, "score": h.score, "finished": h.finished} for h in results[i]]
-            for i in keep]})
+            for i in keep], "margins": [margins[i] for i in keep]})
     # Forced pairs: greedy outputs (the runtime's own continuations) and random targets that
     # also feed special ids (EOS, PAD, unk) to the decoder.
     greedy_ids = [r[0]["ids"] for r in searches[0]["results"]]

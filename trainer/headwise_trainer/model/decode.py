@@ -33,14 +33,24 @@ Rules (include/headwise/headwise.hpp, made precise here):
     decision (no margin). The rules above then go on from that beam; ``step`` counts every
     generated token, the prefix's included. A prefix id must not be PAD or EOS, and a prefix
     may not be longer than max_len (one as long is returned unfinished).
+  - Minimum length (``min_len``): at steps < min_len EOS is not a choice (greedy takes the
+    best other id, beam search ranks the other candidates only, sampling draws from the
+    others); log_softmax still normalises over every id, so scores stay the model's.
+  - Sampling (greedy's ``sampling``, a Sampling): each free step draws its id by ``draw``
+    (headwise.hpp, "Sampling": candidates, float64 weights exp((x - max) / temperature) of
+    the step's float32 logits, id order or logit order cut by top_k and top_p, the first
+    running sum above u * W) with u = ``uniform(key, step)``, key = ``sample_key(seed,
+    source ids)``; the score is the drawn ids' log-probabilities.
 With beam_size 1 the beam rules give exactly greedy.
 
 ``margins`` (optional list) receives, per sentence, the smallest score gap any decision of the
 search depended on (greedy: best minus second log-probability; beam: consecutive gaps among the
 walked candidates plus the first one not walked, and among the num_hypotheses + 1 best final
 scores; with stop "outscored" also the difference of the two scores the rule compares, at every
-step it is checked). Test data generators use it to avoid near-ties that float rounding could
-flip.
+step it is checked; min_len: gaps among the ids other than EOS; sampling: the distance of
+u * W to the nearest running sum around the drawn id and of top_p * W to the cut, both over W,
+and the logit gaps between the drawn id and its neighbours in logit order). Test data
+generators use it to avoid near-ties that float rounding could flip.
 """
 
 from __future__ import annotations
@@ -54,6 +64,97 @@ import torch
 
 from .beam_stop import BEAM_STOPS, DEFAULT_BEAM_STOP
 from .marian import MarianMTModel
+
+
+_MASK64 = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Random sampling settings (the runtime's SearchOptions sample, seed, top_k, top_p,
+    temperature)."""
+    seed: int = 0
+    top_k: int = 0          # 0 = every id
+    top_p: float = 1.0      # (0, 1]; 1 = off
+    temperature: float = 1.0
+
+    def __post_init__(self):
+        if not 0 <= self.seed <= _MASK64:
+            raise ValueError(f"seed must be in [0, 2**64), found {self.seed}")
+        if self.top_k < 0:
+            raise ValueError(f"top_k must be >= 0, found {self.top_k}")
+        if not 0.0 < np.float32(self.top_p) <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], found {self.top_p}")
+        if not (np.isfinite(self.temperature) and np.float32(self.temperature) > 0):
+            raise ValueError(f"temperature must be finite and > 0, found {self.temperature}")
+
+
+def _mix(z: int) -> int:
+    """SplitMix64's output for state z."""
+    z = (z + 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def sample_key(seed: int, source: Sequence[int]) -> int:
+    key = _mix(seed)
+    for i in source:
+        key = _mix(key ^ (int(i) & 0xFFFFFFFF))
+    return key
+
+
+def uniform(key: int, step: int) -> float:
+    return float(_mix((key + step) & _MASK64) >> 11) * 2.0 ** -53
+
+
+def draw(logits: np.ndarray, rule: Sampling, excluded: int, u: float,
+         fallback: int) -> Tuple[int, float]:
+    """The id drawn from a float32 row of logits (PAD already -inf) and the decision margin."""
+    x = np.asarray(logits, dtype=np.float32)
+    cand = [v for v in range(x.shape[0]) if np.isfinite(x[v]) and v != excluded]
+    if not cand:
+        return fallback, float("inf")
+    m = max(float(x[v]) for v in cand)
+    top_p = float(np.float32(rule.top_p))
+    temperature = float(np.float32(rule.temperature))
+    ranked = rule.top_k > 0 or top_p < 1.0
+    margin = float("inf")
+    if ranked:
+        cand.sort(key=lambda v: (-float(x[v]), v))
+        if rule.top_k > 0:
+            if len(cand) > rule.top_k:
+                margin = float(x[cand[rule.top_k - 1]] - x[cand[rule.top_k]])
+            cand = cand[:rule.top_k]
+    w = [float(np.exp((float(x[v]) - m) / temperature)) for v in cand]
+    total = 0.0
+    for wi in w:
+        total += wi
+    if top_p < 1.0:
+        need = top_p * total
+        run, keep = 0.0, 0
+        while keep < len(cand):
+            before = run
+            run += w[keep]
+            keep += 1
+            if run >= need:
+                margin = min(margin, (run - need) / total, (need - before) / total)
+                break
+        cand, w, total = cand[:keep], w[:keep], run
+    target = u * total
+    run, pick = 0.0, len(cand) - 1
+    for i, wi in enumerate(w):
+        before = run
+        run += wi
+        if run > target:
+            pick = i
+            margin = min(margin, (target - before) / total, (run - target) / total)
+            break
+    if ranked:
+        for j in (pick - 1, pick + 1):
+            if 0 <= j < len(cand):
+                margin = min(margin, abs(float(x[cand[pick]] - x[cand[j]])))
+    return cand[pick], margin
 
 
 @dataclass
@@ -144,14 +245,22 @@ def _check_prefixes(model: MarianMTModel, prefixes, n: int, max_len: int) -> Lis
     return out
 
 
+def _check_min_len(min_len: int, max_len: int) -> None:
+    if not 0 <= min_len < max_len:
+        raise ValueError(f"min_len must be in [0, max_len = {max_len}), found {min_len}")
+
+
 def greedy(model: MarianMTModel, src_ids: Sequence[Sequence[int]], max_len: int,
            length_penalty: float = 1.0,
            margins: Optional[List[float]] = None,
-           prefixes: Optional[Sequence[Sequence[int]]] = None) -> List[Hypothesis]:
+           prefixes: Optional[Sequence[Sequence[int]]] = None,
+           min_len: int = 0, sampling: Optional[Sampling] = None) -> List[Hypothesis]:
     """One hypothesis per source (see the module rules)."""
     _check_max_len(model, max_len)
+    _check_min_len(min_len, max_len)
     forced = _check_prefixes(model, prefixes, len(src_ids), max_len)
     eos, start = model.config.eos_token_id, model.config.decoder_start_token_id
+    keys = [sample_key(sampling.seed, s) for s in src_ids] if sampling is not None else None
     with eval_mode(model):
         state = _start(model, src_ids)
         n = len(src_ids)
@@ -164,12 +273,21 @@ def greedy(model: MarianMTModel, src_ids: Sequence[Sequence[int]], max_len: int,
         for step in range(max_len):
             logits, state = model.decode_step(last, state)
             logp = step_log_probs(model, logits)
-            top2 = torch.topk(logp, 2, dim=-1).values
-            best = torch.argmax(logp, dim=-1)  # first maximum = lowest id
+            choice = logp.clone()  # what may be chosen: EOS left out below min_len
+            if step < min_len:
+                choice[:, eos] = float("-inf")
+            top2 = torch.topk(choice, 2, dim=-1).values
+            best = torch.argmax(choice, dim=-1)  # first maximum = lowest id
             keep, next_tokens = [], []
             for r, s in enumerate(rows):
                 if step < len(forced[s]):
                     v = forced[s][step]
+                elif sampling is not None:
+                    row = logits[r].float().clone()
+                    row[model.config.pad_token_id] = float("-inf")
+                    v, gap = draw(row.numpy(), sampling, eos if step < min_len else -1,
+                                  uniform(keys[s], step), eos)
+                    gaps[s] = min(gaps[s], gap)
                 else:
                     v = int(best[r])
                     gaps[s] = min(gaps[s], float(top2[r, 0] - top2[r, 1]))
@@ -242,7 +360,8 @@ def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: in
                 num_hypotheses: int, length_penalty: float, max_len: int,
                 margins: Optional[List[float]] = None,
                 stop: str = DEFAULT_BEAM_STOP,
-                prefixes: Optional[Sequence[Sequence[int]]] = None) -> List[List[Hypothesis]]:
+                prefixes: Optional[Sequence[Sequence[int]]] = None,
+                min_len: int = 0) -> List[List[Hypothesis]]:
     """num_hypotheses hypotheses per source, best first (see the module rules)."""
     if beam < 1 or not 1 <= num_hypotheses <= beam:
         raise ValueError(f"need beam >= 1 and 1 <= num_hypotheses <= beam, found beam {beam}, "
@@ -250,6 +369,7 @@ def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: in
     if stop not in BEAM_STOPS:
         raise ValueError(f"stop must be one of {', '.join(BEAM_STOPS)}, found {stop!r}")
     _check_max_len(model, max_len)
+    _check_min_len(min_len, max_len)
     forced = _check_prefixes(model, prefixes, len(src_ids), max_len)
     cfg = model.config
     vocab, eos = cfg.vocab_size, cfg.eos_token_id
@@ -269,6 +389,10 @@ def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: in
         for step in range(max_len):
             logits, state = model.decode_step(last, state)
             logp = step_log_probs(model, logits)
+            ranked = logp  # what the walk ranks: EOS left out below min_len
+            if step < min_len:
+                ranked = logp.clone()
+                ranked[:, eos] = float("-inf")
             row = 0
             parents, next_tokens, still_active = [], [], []
             for s in active:
@@ -279,7 +403,7 @@ def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: in
                     v = forced[s][step]
                     continuing, top_eos = [(0, v, raws[0] + logp[row, v])], False
                 else:
-                    flat = (raws[:, None] + logp[row:row + nb]).reshape(-1)
+                    flat = (raws[:, None] + ranked[row:row + nb]).reshape(-1)
                     continuing, gap, top_eos = _walk(flat, beams, vocab, eos, beam,
                                                      length_penalty, step, finished[s])
                     gaps[s] = min(gaps[s], gap)
