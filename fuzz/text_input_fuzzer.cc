@@ -3,8 +3,9 @@
 // spm_train at start-up (tests/api/test_model.h), built once. Each input is one text for
 // Model::EncodeSource and SplitSentences and, split at '\n', up to 6 lines for
 // Translator::Translate (beam 2 when the input's length is odd, else greedy with
-// BatchOptions::split_sentences; when it is 1 modulo 4, TranslateEach with each line's target
-// prefix the next line). What must hold, per headwise.hpp:
+// BatchOptions::split_sentences, sampling when it is 2 modulo 4; when it is 1 modulo 4,
+// TranslateEach with each line's target prefix the next line). What must hold, per
+// headwise.hpp:
 //   - EncodeSource: ids inside the vocabulary ending with EOS, or kInvalidUtf8;
 //   - EncodeTarget: ids inside the vocabulary, none EOS or PAD, none for blank text; or
 //     kInvalidUtf8 exactly when EncodeSource says so, or kTokenizer;
@@ -14,7 +15,8 @@
 //   - SplitSentences: kInvalidUtf8 exactly when EncodeSource says so, else non-empty spans in
 //     order, inside the text, on character boundaries, with only whitespace around them;
 //   - Translate: one result per line, each line's hypotheses within num_hypotheses, ids inside
-//     the vocabulary, text valid UTF-8; or kInvalidUtf8 / kInputTooLong naming the line.
+//     the vocabulary, text valid UTF-8; or kInvalidUtf8 / kInputTooLong naming the line;
+//     sampling twice with the same seed draws the same ids.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -191,6 +193,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     search.num_hypotheses = 2;
   } else {
     batching.split_sentences = true;
+    if (size % 4 == 2) {  // sampling below a minimum length, seeded by the input's size
+      search.sample = true;
+      search.seed = size;
+      search.top_p = 0.9f;
+      search.min_length = 2;
+    }
   }
   auto out = g_fixture->translator->Translate(lines, search, batching);
   if (!out.ok()) {
@@ -210,6 +218,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto back = model.EncodeSource(h.text);
       FUZZ_CHECK(back.ok() || back.status().code() != ErrorCode::kInvalidUtf8,
                  "translation is not valid UTF-8: %s", back.status().message().c_str());
+    }
+  }
+  if (search.sample) {  // a seed fixes every line's draws
+    auto again = g_fixture->translator->Translate(lines, search, batching);
+    FUZZ_CHECK(again.ok(), "sampling again: %s", again.status().ToString().c_str());
+    for (size_t i = 0; i < lines.size(); ++i) {
+      FUZZ_CHECK((*again)[i][0].ids == (*out)[i][0].ids, "line %zu: the same seed drew other ids",
+                 i);
     }
   }
   return 0;

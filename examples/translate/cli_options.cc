@@ -69,6 +69,18 @@ Options:
                           an input line that FILE has no line for fails, and so does the run
                           (exit 1) when FILE has more lines than the input. With --json each
                           object then has "prefix"
+  --min-len N             EOS is not chosen before N generated tokens (CTranslate2's
+                          min_decoding_length); scores stay the model's log-probabilities.
+                          Below --max-len (default 0: off)
+  --sample                draw each token at random instead of taking the best (needs
+                          --beam 1; include/headwise/headwise.hpp, "Sampling"): a line's
+                          translation is fixed by --seed and its source, whatever the
+                          batch or the threads. Shaped by:
+    --top-k N             only the N most likely pieces (default 0: all)
+    --top-p X             only the most likely pieces whose probabilities sum to X, in
+                          (0, 1] (default 1: off)
+    --temperature X       > 0; below 1 sharper, above 1 flatter (default 1)
+    --seed N              0 .. 2^64-1 (default 0)
   --no-verify             skip the model checksum (faster load; structure is still checked)
   --fp16 MODE             fp16 arithmetic for fp16 models: auto (default: where the CPU has
                           it, aarch64 with ARMv8.2 FP16), off (always F32), require (no
@@ -125,6 +137,17 @@ bool ParseInt(const std::string& s, int lo, int hi, int* out) {
   return true;
 }
 
+// Accepts the whole string as a base-10 integer in [0, 2^64) (no sign).
+bool ParseUint64(const std::string& s, uint64_t* out) {
+  if (s.empty() || s[0] < '0' || s[0] > '9') return false;
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *out = static_cast<uint64_t>(v);
+  return true;
+}
+
 bool ParseFloat(const std::string& s, float* out) {
   if (s.empty()) return false;
   errno = 0;
@@ -162,6 +185,7 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
     if (arg == "--no-shortlist") { o->shortlist = false; continue; }
     if (arg == "--spin-workers") { o->spin_workers = true; continue; }
     if (arg == "--split-sentences") { o->split_sentences = true; continue; }
+    if (arg == "--sample") { o->sample = true; continue; }
 
     // Flags with a value: "--flag VALUE" or "--flag=VALUE".
     std::string name = arg;
@@ -176,7 +200,8 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
                                           "--max-input-len", "--length-penalty", "--beam-stop",
                                           "--threads", "--batch", "--batch-tokens", "--window",
                                           "--fp16", "--batch-lanes", "--prefix",
-                                          "--prefix-file"};
+                                          "--prefix-file", "--min-len", "--top-k", "--top-p",
+                                          "--temperature", "--seed"};
     bool known = false;
     for (const char* k : kValued) known = known || name == k;
     if (!known) {
@@ -228,6 +253,19 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
     } else if (name == "--prefix-file") {
       if (value.empty()) return bad("a path");
       o->prefix_file = value;
+    } else if (name == "--min-len") {
+      if (!ParseInt(value, 0, kMax, &o->min_len)) return bad("an integer >= 0");
+    } else if (name == "--top-k" || name == "--top-p" || name == "--temperature" ||
+               name == "--seed") {
+      if (o->sampling_flag.empty()) o->sampling_flag = name;
+      if (name == "--top-k" && !ParseInt(value, 0, kMax, &o->top_k)) return bad("an integer >= 0");
+      if (name == "--top-p" && !(ParseFloat(value, &o->top_p) && o->top_p > 0.0f && o->top_p <= 1.0f)) {
+        return bad("a number in (0, 1]");
+      }
+      if (name == "--temperature" && !(ParseFloat(value, &o->temperature) && o->temperature > 0.0f)) {
+        return bad("a finite number > 0");
+      }
+      if (name == "--seed" && !ParseUint64(value, &o->seed)) return bad("an integer in [0, 2^64)");
     } else if (name == "--fp16") {
       if (value != "auto" && value != "off" && value != "require") return bad("auto, off or require");
       o->fp16 = value;
@@ -250,6 +288,19 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
   if (o->split_sentences && (o->has_prefix || !o->prefix_file.empty())) {
     *error = "--split-sentences does not combine with --prefix / --prefix-file (a line's "
              "sentences have no one start)";
+    return false;
+  }
+  if (!o->sample && !o->sampling_flag.empty()) {
+    *error = o->sampling_flag + " applies only to sampling: add --sample";
+    return false;
+  }
+  if (o->sample && o->beam != 1) {
+    *error = "--sample needs --beam 1 (found --beam " + std::to_string(o->beam) + ")";
+    return false;
+  }
+  if (o->max_len > 0 && o->min_len >= o->max_len) {
+    *error = "--min-len " + std::to_string(o->min_len) + " must be below --max-len " +
+             std::to_string(o->max_len);
     return false;
   }
   if (o->split_sentences && o->nbest != 1) {

@@ -2,6 +2,7 @@
 #ifndef HEADWISE_EXAMPLES_TRANSLATE_CLI_OPTIONS_H_
 #define HEADWISE_EXAMPLES_TRANSLATE_CLI_OPTIONS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,15 @@ struct CliOptions {
   bool has_prefix = false;
   std::string prefix;
   std::string prefix_file;
+  int min_len = 0;             // --min-len N (SearchOptions::min_length)
+  // --sample with --top-k, --top-p, --temperature, --seed (SearchOptions::sample and the
+  // rest); those four without --sample are a usage error.
+  bool sample = false;
+  int top_k = 0;
+  float top_p = 1.0f;
+  float temperature = 1.0f;
+  uint64_t seed = 0;
+  std::string sampling_flag;   // the first of the four given, for that error
   bool help = false;
   bool version = false;
   std::vector<std::string> texts;  // empty: read stdin

@@ -214,6 +214,17 @@ int Run(const CliOptions& o) {
   search.beam_stop = o.beam_stop == "top-eos"     ? BeamStop::kTopEos
                      : o.beam_stop == "outscored" ? BeamStop::kOutscored
                                                   : BeamStop::kExhaustive;
+  search.min_length = o.min_len;
+  search.sample = o.sample;
+  search.top_k = o.top_k;
+  search.top_p = o.top_p;
+  search.temperature = o.temperature;
+  search.seed = o.seed;
+  if (o.min_len >= limits.max_target_tokens) {  // --max-len was left at its default
+    PrintError("--min-len " + std::to_string(o.min_len) + " must be below the maximum length " +
+               std::to_string(limits.max_target_tokens));
+    return kExitUsage;
+  }
 
   BatchOptions batching;
   batching.max_tokens = o.batch_tokens;

@@ -120,6 +120,16 @@ typedef struct hw_search_params {
   float length_penalty; /* default 1.0 */
   int max_length;       /* default 0 = the translator's max_target_tokens */
   int beam_stop;        /* an hw_beam_stop; default HW_BEAM_STOP_EXHAUSTIVE */
+  /* EOS is not chosen before this many generated tokens; default 0 (off); below the resolved
+   * max_length (headwise.hpp, "Minimum length"). */
+  int min_length;
+  /* Random sampling, beam_size 1 only (headwise.hpp, "Sampling"): default 0 (off). top_k,
+   * top_p, temperature and seed must keep their defaults without it (HW_ERR_INVALID_ARGUMENT). */
+  int sample;
+  int top_k;            /* default 0 = every id */
+  float top_p;          /* in (0, 1]; default 1 = off */
+  float temperature;    /* finite, > 0; default 1 */
+  uint64_t seed;        /* default 0; with the source ids it fixes every draw */
 } hw_search_params;
 
 /* How a call over many lines forms its batches (headwise.hpp, BatchOptions): within each sort

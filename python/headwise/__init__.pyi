@@ -209,6 +209,8 @@ class Translator:
                   sort_by_length: bool = ...,
                   split_sentences: bool = ...,
                   target_prefix: Optional[Sequence[Union[str, bytes, None]]] = ...,
+                  min_length: int = ..., sample: bool = ..., top_k: int = ...,
+                  top_p: float = ..., temperature: float = ..., seed: int = ...,
                   ) -> List[TranslationResult]: ...
     def translate_ids(self, sources: Iterable[Sequence[int]], beam_size: int = ...,
                       num_hypotheses: int = ..., max_length: Optional[int] = ...,
@@ -216,6 +218,8 @@ class Translator:
                       batch_lines: Optional[int] = ..., batch_tokens: Optional[int] = ...,
                       sort_by_length: bool = ...,
                       target_prefix: Optional[Sequence[Optional[Sequence[int]]]] = ...,
+                      min_length: int = ..., sample: bool = ..., top_k: int = ...,
+                      top_p: float = ..., temperature: float = ..., seed: int = ...,
                       ) -> List[TranslationResult]: ...
     def close(self) -> None: ...
     @property

@@ -215,6 +215,8 @@ class Translator:
                   sort_by_length: bool = True,
                   split_sentences: bool = False,
                   target_prefix: Optional[Sequence[Union[str, bytes, None]]] = None,
+                  min_length: int = 0, sample: bool = False, top_k: int = 0,
+                  top_p: float = 1.0, temperature: float = 1.0, seed: int = 0,
                   ) -> List[TranslationResult]:
         """Translates lines of text; returns one :class:`TranslationResult` per line, in order.
 
@@ -252,6 +254,15 @@ class Translator:
                 InputTooLongError beyond the maximum length, InvalidArgumentError for a blank
                 line with a prefix). Not with ``split_sentences``; as many entries as lines
                 (InvalidArgumentError for the call otherwise).
+            min_length: EOS is not chosen before this many generated tokens (CTranslate2's
+                min_decoding_length); scores stay the model's log-probabilities (headwise.hpp,
+                "Minimum length"). Below the maximum length.
+            sample: draw each token at random instead of taking the best (``beam_size`` 1),
+                shaped by ``top_k`` (the k most likely ids only; 0 = all), ``top_p`` (the
+                nucleus, in (0, 1]; 1 = off) and ``temperature`` (> 0); ``seed`` (0 .. 2**64-1)
+                and a line's source ids fix its draws, whatever the batch or the threads: the
+                same seed gives the same translation (headwise.hpp, "Sampling"). The four are
+                refused without ``sample`` (InvalidArgumentError) rather than ignored.
 
         Per line, as headwise-translate: an empty or blank line gives one empty hypothesis
         (score 0) without running the model; control characters count as spaces; a line that is
@@ -266,7 +277,7 @@ class Translator:
             raise TypeError("translate() takes a list of lines; wrap a single line in a list")
         lines = [encode_text(t) for t in texts]
         params = _search_params(beam_size, num_hypotheses, max_length, length_penalty,
-                                beam_stop)
+                                beam_stop, min_length, sample, top_k, top_p, temperature, seed)
         batch = _batch_params(batch_lines, batch_tokens, sort_by_length, split_sentences)
         n = len(lines)
         buffers = [ffi.from_buffer(b) for b in lines]  # no copies; alive until the call returns
@@ -296,6 +307,8 @@ class Translator:
                       batch_lines: Optional[int] = None, batch_tokens: Optional[int] = None,
                       sort_by_length: bool = True,
                       target_prefix: Optional[Sequence[Optional[Sequence[int]]]] = None,
+                      min_length: int = 0, sample: bool = False, top_k: int = 0,
+                      top_p: float = 1.0, temperature: float = 1.0, seed: int = 0,
                       ) -> List[TranslationResult]:
         """Translates pre-tokenised input: each source is the encoder input ids, EOS included
         (what :meth:`Model.encode` returns). Options as in :meth:`translate`; hypotheses carry
@@ -318,7 +331,7 @@ class Translator:
         TypeError for an id that is not an integer.
         """
         params = _search_params(beam_size, num_hypotheses, max_length, length_penalty,
-                                beam_stop)
+                                beam_stop, min_length, sample, top_k, top_p, temperature, seed)
         batch = _batch_params(batch_lines, batch_tokens, sort_by_length)
         arrays, results = [], []
         for i, src in enumerate(sources):
@@ -417,8 +430,27 @@ BEAM_STOPS = {"exhaustive": lib.HW_BEAM_STOP_EXHAUSTIVE, "top-eos": lib.HW_BEAM_
               "outscored": lib.HW_BEAM_STOP_OUTSCORED}
 
 
-def _search_params(beam_size, num_hypotheses, max_length, length_penalty, beam_stop=None):
+def _c_float(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, found {type(value).__name__}")
+    return float(value)
+
+
+def _search_params(beam_size, num_hypotheses, max_length, length_penalty, beam_stop=None,
+                   min_length=0, sample=False, top_k=0, top_p=1.0, temperature=1.0, seed=0):
     p = ffi.new("hw_search_params*", lib.hw_search_default_params())
+    if not isinstance(sample, bool):
+        raise TypeError(f"sample must be a bool, found {type(sample).__name__}")
+    p.sample = 1 if sample else 0
+    p.min_length = _c_int("min_length", min_length)
+    p.top_k = _c_int("top_k", top_k)
+    p.top_p = _c_float("top_p", top_p)
+    p.temperature = _c_float("temperature", temperature)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, found {type(seed).__name__}")
+    if not 0 <= seed < 2 ** 64:
+        raise InvalidArgumentError(f"seed {seed} must be in [0, 2**64)")
+    p.seed = seed
     if beam_stop is not None:
         if beam_stop not in BEAM_STOPS:
             raise ValueError(f"beam_stop must be one of {', '.join(BEAM_STOPS)} or None, "
@@ -427,9 +459,7 @@ def _search_params(beam_size, num_hypotheses, max_length, length_penalty, beam_s
     p.beam_size = _c_int("beam_size", beam_size)
     p.num_hypotheses = _c_int("num_hypotheses", num_hypotheses)
     p.max_length = 0 if max_length is None else _c_int("max_length", max_length)
-    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
-        raise TypeError(f"length_penalty must be a number, found {type(length_penalty).__name__}")
-    p.length_penalty = float(length_penalty)
+    p.length_penalty = _c_float("length_penalty", length_penalty)
     return p
 
 

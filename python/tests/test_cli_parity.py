@@ -1,7 +1,7 @@
 """The module gives exactly what headwise-translate and the C API give, on the shipped model
 and 200 test-split sentences: greedy and beam 4 texts and scores against the CLI's --json,
-4-best scores and ids against hw_translate (hw_c_nbest, exact floats), and translate_ids on
-Model.encode's ids against translate.
+4-best scores and ids against hw_translate (hw_c_nbest, exact floats), sampling with a seed
+against the CLI's --sample, and translate_ids on Model.encode's ids against translate.
 
 Exact equality needs the same batches: headwise-translate reads windows of 16 x --batch lines
 (128 with its --batch 8) and sorts each by length before cutting batches of 8; a Translator
@@ -44,6 +44,18 @@ def test_same_as_the_cli(translator, shipped, test_sentences, beam, nbest):
         if mine != theirs:
             differ.append((i, test_sentences[i], mine, theirs))
     assert not differ, f"{len(differ)} of 200 lines differ, first: {differ[0]}"
+
+
+def test_sampling_same_as_the_cli(translator, shipped, test_sentences):
+    want = cli(shipped, test_sentences, "--sample", "--top-p", "0.9", "--temperature", "0.8",
+               "--seed", "99", "--min-len", "2")
+    got = translator.translate(test_sentences, sample=True, top_p=0.9, temperature=0.8, seed=99,
+                               min_length=2)
+    mine = [[(h.text, h.score) for h in g] for g in got]
+    theirs = [[(t["text"], t["score"]) for t in w["translations"]] for w in want]
+    assert mine == theirs
+    greedy = translator.translate(test_sentences)
+    assert sum(g[0].text != s[0][0] for g, s in zip(greedy, mine)) > 20  # it did sample
 
 
 def test_nbest_scores_equal_the_c_api(translator, shipped, test_sentences):

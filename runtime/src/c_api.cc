@@ -94,6 +94,12 @@ headwise::SearchOptions ToSearch(const hw_search_params* p) {
   o.length_penalty = p->length_penalty;
   o.max_length = p->max_length;
   o.beam_stop = static_cast<headwise::BeamStop>(p->beam_stop);  // ValidateSearchOptions checks it
+  o.min_length = p->min_length;
+  o.sample = p->sample != 0;
+  o.top_k = p->top_k;
+  o.top_p = p->top_p;
+  o.temperature = p->temperature;
+  o.seed = p->seed;
   return o;
 }
 
@@ -243,6 +249,12 @@ hw_search_params hw_search_default_params(void) {
   p.length_penalty = d.length_penalty;
   p.max_length = d.max_length;
   p.beam_stop = static_cast<int>(d.beam_stop);
+  p.min_length = d.min_length;
+  p.sample = d.sample ? 1 : 0;
+  p.top_k = d.top_k;
+  p.top_p = d.top_p;
+  p.temperature = d.temperature;
+  p.seed = d.seed;
   return p;
 }
 

@@ -76,6 +76,12 @@ TEST(CApiBasics, DefaultParamsAreTheCppDefaults) {
   EXPECT_EQ(sp.max_length, s.max_length);
   EXPECT_EQ(sp.beam_stop, static_cast<int>(s.beam_stop));
   EXPECT_EQ(sp.beam_stop, HW_BEAM_STOP_EXHAUSTIVE);
+  EXPECT_EQ(sp.min_length, s.min_length);
+  EXPECT_EQ(sp.sample, 0);
+  EXPECT_EQ(sp.top_k, s.top_k);
+  EXPECT_EQ(sp.top_p, s.top_p);
+  EXPECT_EQ(sp.temperature, s.temperature);
+  EXPECT_EQ(sp.seed, s.seed);
 }
 
 TEST(CApiBasics, NullArgumentsAreInvalidArgumentsWithAMessage) {
@@ -379,6 +385,75 @@ TEST_F(CApiTest, TranslateIdsGivesTheCppHypotheses) {
   hw_result_free(r);
   EXPECT_EQ(hw_translator_num_hypotheses(translator_, 0), 0u);
   EXPECT_EQ(hw_translator_hypothesis(translator_, 0, 0, &out, &len, &score), HW_ERR_INVALID_ARGUMENT);
+}
+
+// Sampling and the minimum length reach the runtime as the C++ options say: the same ids and
+// scores for each setting, on the id and the text path; a refused setting names its field.
+TEST_F(CApiTest, SamplingAndMinLengthGiveTheCppResults) {
+  auto m = Model::Load(*dir_ / "tiny.hwm");
+  ASSERT_TRUE(m.ok());
+  auto a = (*m)->EncodeSource("Open the file.");
+  ASSERT_TRUE(a.ok());
+  const int32_t* ids[] = {a->data()};
+  const size_t lengths[] = {a->size()};
+  TranslatorLimits limits;
+  limits.max_batch = 3;
+  limits.max_source_tokens = 48;
+  limits.max_target_tokens = 20;
+  limits.max_beam = 3;
+  auto cpp = Translator::Create(*m, limits);
+  ASSERT_TRUE(cpp.ok());
+  const TokenSpan span{a->data(), a->size()};
+  for (int variant = 0; variant < 4; ++variant) {
+    hw_search_params sp = hw_search_default_params();
+    SearchOptions so;
+    if (variant == 0 || variant == 1) {
+      sp.sample = 1;
+      sp.seed = so.seed = 0xF00DF00DF00DF00Dull + static_cast<uint64_t>(variant);
+      sp.top_k = so.top_k = variant == 1 ? 4 : 0;
+      sp.top_p = so.top_p = variant == 1 ? 0.8f : 1.0f;
+      sp.temperature = so.temperature = variant == 1 ? 0.7f : 1.3f;
+      so.sample = true;
+    }
+    if (variant >= 1) sp.min_length = so.min_length = 3 + variant;
+    if (variant == 3) sp.beam_size = so.beam_size = 3;
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    ASSERT_EQ(hw_translate_ids(translator_, ids, lengths, 1, &sp), HW_OK) << hw_last_error_message();
+    ASSERT_TRUE((*cpp)->TranslateIds(&span, 1, so).ok());
+    const int32_t* out = nullptr;
+    size_t len = 0;
+    float score = 0;
+    ASSERT_EQ(hw_translator_hypothesis(translator_, 0, 0, &out, &len, &score), HW_OK);
+    const HypothesisView v = (*cpp)->hypothesis(0, 0);
+    EXPECT_EQ(std::vector<int32_t>(out, out + len), std::vector<int32_t>(v.ids, v.ids + v.size));
+    EXPECT_EQ(score, v.score);
+    if (variant >= 1) {
+      EXPECT_GE(len, static_cast<size_t>(sp.min_length));
+    }
+    const char* texts[] = {"Open the file."};
+    hw_result* r = nullptr;
+    ASSERT_EQ(hw_translate(translator_, texts, 1, &sp, &r), HW_OK) << hw_last_error_message();
+    auto text = (*cpp)->Translate({"Open the file."}, so);
+    ASSERT_TRUE(text.ok());
+    EXPECT_STREQ(hw_result_text(r, 0, 0), (*text)[0][0].text.c_str());
+    hw_result_free(r);
+  }
+  hw_search_params sp = hw_search_default_params();
+  sp.temperature = 0.5f;  // without sample
+  EXPECT_EQ(hw_translate_ids(translator_, ids, lengths, 1, &sp), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "temperature applies only to sampling"), nullptr)
+      << hw_last_error_message();
+  sp = hw_search_default_params();
+  sp.sample = 1;
+  sp.beam_size = 2;
+  sp.num_hypotheses = 1;
+  EXPECT_EQ(hw_translate_ids(translator_, ids, lengths, 1, &sp), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "sample needs beam_size 1"), nullptr)
+      << hw_last_error_message();
+  sp = hw_search_default_params();
+  sp.min_length = 20;  // max_target_tokens
+  EXPECT_EQ(hw_translate_ids(translator_, ids, lengths, 1, &sp), HW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(hw_last_error_message(), "min_length 20"), nullptr) << hw_last_error_message();
 }
 
 TEST_F(CApiTest, TranslateIdsLimitsAndArguments) {

@@ -81,6 +81,8 @@ static void check_error_paths(void) {
     CHECK(sp.beam_size == 1 && sp.num_hypotheses == 1 && sp.max_length == 0 &&
           sp.beam_stop == HW_BEAM_STOP_EXHAUSTIVE);
     CHECK(sp.length_penalty == 1.0f);
+    CHECK(sp.min_length == 0 && sp.sample == 0 && sp.top_k == 0 && sp.top_p == 1.0f &&
+          sp.temperature == 1.0f && sp.seed == 0);
   }
 }
 
@@ -180,6 +182,19 @@ static void check_model(const char* path, int32_t eos) {
     sp.beam_stop = 3; /* no such rule */
     CHECK(hw_translate_ids(translator, ids, lengths, 1, &sp) == HW_ERR_INVALID_ARGUMENT);
     sp.beam_stop = HW_BEAM_STOP_EXHAUSTIVE;
+    sp.beam_size = 1;
+    sp.num_hypotheses = 1;
+    sp.sample = 1; /* sampling, from C: a 64-bit seed, top_k, top_p, temperature, min_length */
+    sp.seed = UINT64_C(18446744073709551615);
+    sp.top_k = 5;
+    sp.top_p = 0.9f;
+    sp.temperature = 0.8f;
+    sp.min_length = 2;
+    CHECK(hw_translate_ids(translator, ids, lengths, 1, &sp) == HW_OK);
+    CHECK(hw_translator_num_hypotheses(translator, 0) == 1);
+    sp.top_p = 0.0f; /* outside (0, 1] */
+    CHECK(hw_translate_ids(translator, ids, lengths, 1, &sp) == HW_ERR_INVALID_ARGUMENT);
+    sp = hw_search_default_params();
     sp.beam_size = 3; /* over max_beam */
     sp.num_hypotheses = 1;
     CHECK(hw_translate_ids(translator, ids, lengths, 1, &sp) == HW_ERR_INVALID_ARGUMENT);

@@ -173,6 +173,18 @@ TEST(Cli, UsageErrorsExitTwo) {
       {"-m", kModel, "--prefix", "a", "--prefix-file", "/dev/null", "hello"},
       {"-m", kModel, "--prefix", "a", "--split-sentences", "hello"},
       {"-m", kModel, "--prefix-file", "/nonexistent/prefixes.txt", "hello"},
+      {"-m", kModel, "--min-len", "-1"},
+      {"-m", kModel, "--min-len", "8", "--max-len", "8", "hello"},
+      {"-m", kModel, "--min-len", "100000", "hello"},  // over the default maximum length
+      {"-m", kModel, "--temperature", "0.5", "hello"},  // without --sample
+      {"-m", kModel, "--seed", "3", "hello"},
+      {"-m", kModel, "--sample", "--beam", "2", "hello"},
+      {"-m", kModel, "--sample", "--top-k", "-1", "hello"},
+      {"-m", kModel, "--sample", "--top-p", "0", "hello"},
+      {"-m", kModel, "--sample", "--top-p", "1.5", "hello"},
+      {"-m", kModel, "--sample", "--temperature", "0", "hello"},
+      {"-m", kModel, "--sample", "--seed", "-1", "hello"},
+      {"-m", kModel, "--sample", "--seed", "18446744073709551616", "hello"},  // 2^64
       {"hello"},  // no model
   };
   for (const auto& args : bad) {
@@ -505,6 +517,48 @@ TEST(Cli, PrefixesForceTheTranslationsStart) {
       << long_file.err;
   std::remove(file.c_str());
   rmdir(dir.c_str());
+}
+
+// --sample, --top-k, --top-p, --temperature, --seed and --min-len give what the C++ API gives
+// with the same SearchOptions, whatever --batch; a flag of the four without --sample is named.
+TEST(Cli, SamplingAndMinLengthGiveTheApisResults) {
+  auto model = headwise::Model::Load(kModel);
+  ASSERT_TRUE(model.ok());
+  auto t = headwise::Translator::Create(*model, headwise::TranslatorLimits{});
+  ASSERT_TRUE(t.ok());
+  const std::vector<std::string> input = {"Open the file.", "Where?", "The cat sat on the mat."};
+  const std::string text = input[0] + "\n" + input[1] + "\n" + input[2] + "\n";
+  headwise::SearchOptions so;
+  so.sample = true;
+  so.top_k = 6;
+  so.top_p = 0.95f;
+  so.temperature = 1.4f;
+  so.seed = 18446744073709551615ull;
+  so.min_length = 3;
+  auto want = (*t)->Translate(input, so);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  for (const char* batch : {"1", "8"}) {
+    const CliRun r = Translate({"-m", kModel, "--batch", batch, "--sample", "--top-k", "6",
+                                "--top-p", "0.95", "--temperature", "1.4", "--seed",
+                                "18446744073709551615", "--min-len", "3"},
+                               text);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::vector<std::string> got = Lines(r.out);
+    ASSERT_EQ(got.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(got[i], (*want)[i][0].text) << "line " << i;
+  }
+  headwise::SearchOptions beam;
+  beam.beam_size = 2;
+  beam.min_length = 4;
+  auto want_beam = (*t)->Translate(input, beam);
+  ASSERT_TRUE(want_beam.ok());
+  const CliRun r = Translate({"-m", kModel, "--beam", "2", "--min-len", "4"}, text);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(Lines(r.out)[i], (*want_beam)[i][0].text) << "line " << i;
+  const CliRun lone = Translate({"-m", kModel, "--top-p", "0.9", "hello"});
+  EXPECT_EQ(lone.code, 2);
+  EXPECT_NE(lone.err.find("--top-p applies only to sampling: add --sample"), std::string::npos)
+      << lone.err;
 }
 
 TEST(Cli, StreamsStdinBatchByBatch) {

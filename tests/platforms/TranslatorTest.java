@@ -31,7 +31,9 @@ public final class TranslatorTest {
               && o.maxBeam == 4 && o.numThreads == 1 && o.maxMemoryBytes == 0,
           "Options defaults are hw_translator_default_params()");
     Translator.Search s = new Translator.Search();
-    check(s.beamSize == 1 && s.lengthPenalty == 1.0f && s.maxLength == 0 && !s.splitSentences,
+    check(s.beamSize == 1 && s.lengthPenalty == 1.0f && s.maxLength == 0 && !s.splitSentences
+              && s.minLength == 0 && !s.sample && s.topK == 0 && s.topP == 1.0f
+              && s.temperature == 1.0f && s.seed == 0,
           "Search defaults are hw_search_default_params() (and hw_batch_params')");
 
     try (Translator t = new Translator(model)) {
@@ -96,6 +98,45 @@ public final class TranslatorTest {
       } catch (HeadwiseException e) {
         check(e.statusName().equals("INVALID_ARGUMENT"), "one prefix for two texts throws");
       }
+
+      // Sampling: a seed fixes the translation (alone or in a batch), seeds vary it, a seed
+      // above 2^63 passes as its 64 bits; topK 1 is greedy; without sample a setting throws.
+      Translator.Search drawn = new Translator.Search();
+      drawn.sample = true;
+      drawn.temperature = 1.5f;
+      drawn.seed = -7L;  // 2^64 - 7
+      String[] four = inputs.toArray(new String[0]);
+      Translator.Result[] d1 = t.translate(four, drawn);
+      Translator.Result[] d2 = t.translate(new String[] {four[3]}, drawn);
+      check(d1[3].text.equals(d2[0].text) && d1[3].score == d2[0].score,
+            "a sampled line alone equals its batch result: '" + d2[0].text + "'");
+      java.util.Set<String> seen = new java.util.HashSet<>();
+      for (long seed = 0; seed < 8; ++seed) {
+        drawn.seed = seed;
+        seen.add(t.translate(new String[] {four[1]}, drawn)[0].text);
+      }
+      check(seen.size() >= 2, "8 seeds give " + seen.size() + " translations");
+      Translator.Search top1 = new Translator.Search();
+      top1.sample = true;
+      top1.topK = 1;
+      top1.seed = 99;
+      Translator.Result[] g = t.translate(four, top1);
+      boolean greedySame = true;
+      for (int i = 0; i < four.length; ++i) greedySame &= g[i].text.equals(batch[i]);
+      check(greedySame, "topK 1 is greedy");
+      Translator.Search lone = new Translator.Search();
+      lone.topP = 0.5f;
+      try {
+        t.translate(new String[] {four[0]}, lone);
+        check(false, "topP without sample throws");
+      } catch (HeadwiseException e) {
+        check(e.statusName().equals("INVALID_ARGUMENT") && e.getMessage().contains("top_p"),
+              "topP without sample throws " + e.getMessage());
+      }
+      Translator.Search min = new Translator.Search();
+      min.minLength = 5;
+      Translator.Result[] m = t.translate(new String[] {four[0]}, min);
+      check(m.length == 1 && Float.isFinite(m[0].score), "minLength: '" + m[0].text + "'");
 
       Translator.Search wide = new Translator.Search();
       wide.beamSize = o.maxBeam + 1;

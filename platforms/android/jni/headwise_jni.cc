@@ -89,10 +89,17 @@ JNIEXPORT jfloatArray JNICALL Java_org_headwise_Translator_nativeSearchDefaults(
   const hw_batch_params b = hw_batch_default_params();
   const jfloat values[] = {static_cast<jfloat>(p.beam_size), p.length_penalty,
                            static_cast<jfloat>(p.max_length),
-                           static_cast<jfloat>(b.split_sentences)};
-  jfloatArray out = env->NewFloatArray(4);
-  if (out != nullptr) env->SetFloatArrayRegion(out, 0, 4, values);
+                           static_cast<jfloat>(b.split_sentences),
+                           static_cast<jfloat>(p.min_length), static_cast<jfloat>(p.sample),
+                           static_cast<jfloat>(p.top_k), p.top_p, p.temperature};
+  constexpr jsize kCount = sizeof(values) / sizeof(values[0]);
+  jfloatArray out = env->NewFloatArray(kCount);
+  if (out != nullptr) env->SetFloatArrayRegion(out, 0, kCount, values);
   return out;
+}
+
+JNIEXPORT jlong JNICALL Java_org_headwise_Translator_nativeSearchDefaultSeed(JNIEnv*, jclass) {
+  return static_cast<jlong>(hw_search_default_params().seed);
 }
 
 JNIEXPORT jlong JNICALL Java_org_headwise_Translator_nativeOpen(JNIEnv* env, jclass,
@@ -149,6 +156,7 @@ JNIEXPORT jint JNICALL Java_org_headwise_Translator_nativeVocabSize(JNIEnv*, jcl
 JNIEXPORT jobjectArray JNICALL Java_org_headwise_Translator_nativeTranslate(
     JNIEnv* env, jclass, jlong handle, jobjectArray texts_utf8, jobjectArray prefixes_utf8,
     jint beam_size, jfloat length_penalty, jint max_length, jboolean split_sentences,
+    jint min_length, jboolean sample, jint top_k, jfloat top_p, jfloat temperature, jlong seed,
     jfloatArray scores_out) {
   NativeTranslator* native = FromHandle(handle);
   if (texts_utf8 == nullptr || scores_out == nullptr) {
@@ -195,6 +203,12 @@ JNIEXPORT jobjectArray JNICALL Java_org_headwise_Translator_nativeTranslate(
   search.beam_size = beam_size;
   search.length_penalty = length_penalty;
   search.max_length = max_length;
+  search.min_length = min_length;
+  search.sample = sample ? 1 : 0;
+  search.top_k = top_k;
+  search.top_p = top_p;
+  search.temperature = temperature;
+  search.seed = static_cast<uint64_t>(seed);
   hw_result* result = nullptr;
   if (split_sentences || prefixes_utf8 != nullptr) {
     // hw_translate has no batch params or prefixes: the per-line call, failing as hw_translate

@@ -53,6 +53,21 @@ public final class Translator implements AutoCloseable {
      * translate as the model was trained (hw_batch_params.split_sentences).
      */
     public boolean splitSentences;
+    /** EOS is not chosen before this many generated tokens; 0 = off (hw_search_params). */
+    public int minLength;
+    /**
+     * Draw each token at random instead of taking the best (beamSize 1 only), shaped by topK
+     * (0 = every piece), topP (the nucleus, in (0, 1]; 1 = off) and temperature (> 0). The seed
+     * and a text's pieces fix its draws: the same seed gives the same translation (a "try
+     * another" button changes the seed). topK, topP, temperature and seed must keep their
+     * defaults without sample (the call throws INVALID_ARGUMENT).
+     */
+    public boolean sample;
+    public int topK;
+    public float topP;
+    public float temperature;
+    /** Any long: its 64 bits are the unsigned seed of hw_search_params. */
+    public long seed;
 
     public Search() {
       float[] d = nativeSearchDefaults();
@@ -60,6 +75,12 @@ public final class Translator implements AutoCloseable {
       lengthPenalty = d[1];
       maxLength = (int) d[2];
       splitSentences = d[3] != 0f;
+      minLength = (int) d[4];
+      sample = d[5] != 0f;
+      topK = (int) d[6];
+      topP = d[7];
+      temperature = d[8];
+      seed = nativeSearchDefaultSeed();
     }
   }
 
@@ -131,7 +152,9 @@ public final class Translator implements AutoCloseable {
     }
     float[] scores = new float[texts.length];
     byte[][] out = nativeTranslate(h, utf8, prefixes, search.beamSize, search.lengthPenalty,
-                                   search.maxLength, search.splitSentences, scores);
+                                   search.maxLength, search.splitSentences, search.minLength,
+                                   search.sample, search.topK, search.topP, search.temperature,
+                                   search.seed, scores);
     Result[] results = new Result[out.length];
     for (int i = 0; i < out.length; ++i) {
       results[i] = new Result(new String(out[i], StandardCharsets.UTF_8), scores[i]);
@@ -154,11 +177,13 @@ public final class Translator implements AutoCloseable {
 
   private static native long[] nativeTranslatorDefaults();
   private static native float[] nativeSearchDefaults();
+  private static native long nativeSearchDefaultSeed();
   private static native long nativeOpen(byte[] pathUtf8, long[] limits) throws HeadwiseException;
   private static native int nativeVocabSize(long handle);
   private static native byte[][] nativeTranslate(long handle, byte[][] textsUtf8,
                                                  byte[][] prefixesUtf8, int beamSize,
-      float lengthPenalty, int maxLength, boolean splitSentences, float[] scoresOut)
+      float lengthPenalty, int maxLength, boolean splitSentences, int minLength, boolean sample,
+      int topK, float topP, float temperature, long seed, float[] scoresOut)
       throws HeadwiseException;
   private static native void nativeClose(long handle);
 }
