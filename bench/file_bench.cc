@@ -13,6 +13,9 @@
 //       timer covers (embeddings, bookkeeping, the calls between), and
 //       <label>/<search>_share_encoder_all (the encoder in all, whose products and attention
 //       are in the kinds too).
+//   file/sampling/threads:1   every model at batch 1: greedy, then random sampling over the
+//       whole distribution, with top_k 40 and with top_p 0.9: <label>/sample_<kind>_over_greedy
+//       (CPU time per generated token) and <label>/sample_<kind>_share_search.
 //   file/throughput/batch:B/beam:K  every model, 1 thread: <label>/tokens_per_s (CPU time) and
 //       the shares as above.
 //   file/threads/batch:B/beam:K/wait:yield|spin  (--long) every model on a 1-thread
@@ -153,15 +156,12 @@ struct Totals {
   }
 };
 
-// Translates every line of `m` in input-order batches of `batch` lines with beam `beam`
-// (1: greedy) and stopping rule `stop` on `t`, adding times, generated tokens and the
-// operation profile to `totals`.
-void TranslateLines(const FileModel& m, Translator::Impl& t, size_t batch, int beam, Totals* totals,
-                    BeamStop stop = SearchOptions{}.beam_stop) {
-  SearchOptions search;
-  search.beam_size = beam;
-  search.beam_stop = stop;
+// Translates every line of `m` in input-order batches of `batch` lines with `search` on `t`,
+// adding times, generated tokens and the operation profile to `totals`.
+void TranslateLines(const FileModel& m, Translator::Impl& t, size_t batch, SearchOptions search,
+                    Totals* totals) {
   search.max_length = kMaxTokens;
+  const int beam = search.beam_size;
   t.net.profile = &totals->ops;
   std::vector<TokenSpan> spans;
   const double cpu0 = ThreadCpuSeconds();
@@ -171,6 +171,7 @@ void TranslateLines(const FileModel& m, Translator::Impl& t, size_t batch, int b
     spans.clear();
     for (size_t i = 0; i < n; ++i) spans.push_back({m.lines[first + i].data(), m.lines[first + i].size()});
     if (!RunEncoder(t.net, t.buf.encoder, spans.data(), n).ok()) Die("encoder failed");
+    t.buf.search.sources = spans.data();  // sampling keys its draws by them
     // A model that carries a vocabulary shortlist: the call's union, as TranslateIds makes it.
     if (t.shortlist.valid()) {
       t.shortlist.Prepare(spans.data(), nullptr, n, t.buf.search.logits,
@@ -187,6 +188,15 @@ void TranslateLines(const FileModel& m, Translator::Impl& t, size_t batch, int b
   totals->cpu += ThreadCpuSeconds() - cpu0;
   totals->wall += SecondsSince(wall0);
   t.net.profile = nullptr;
+}
+
+// Beam `beam` (1: greedy) under stopping rule `stop`.
+void TranslateLines(const FileModel& m, Translator::Impl& t, size_t batch, int beam, Totals* totals,
+                    BeamStop stop = SearchOptions{}.beam_stop) {
+  SearchOptions search;
+  search.beam_size = beam;
+  search.beam_stop = stop;
+  TranslateLines(m, t, batch, search, totals);
 }
 
 constexpr std::pair<BeamStop, const char*> kBeamStops[] = {
@@ -226,6 +236,48 @@ void BM_BeamVsGreedy(benchmark::State& state) {
     }
   }
   state.SetLabel(translators.empty() ? "" : translators[0]->kernel_paths);
+}
+
+// Sampling's cost against greedy at batch 1: every line drawn in id order (the whole
+// distribution), with top_k 40, and with top_p 0.9 (which sorts every candidate).
+// <label>/sample_<kind>_over_greedy: CPU time per generated token over greedy's;
+// <label>/sample_<kind>_share_search: the share of the wall time in the search (the draw).
+void BM_Sampling(benchmark::State& state) {
+  std::vector<std::unique_ptr<Translator::Impl>> translators;
+  for (const FileModel& m : Models()) translators.push_back(MakeTranslator(m, 1, 1, 1));
+  struct Kind {
+    const char* name;
+    int top_k;
+    float top_p;
+  };
+  constexpr Kind kKinds[] = {{"all", 0, 1.0f}, {"topk40", 40, 1.0f}, {"topp0.9", 0, 0.9f}};
+  std::vector<Totals> greedy(Models().size());
+  std::vector<std::vector<Totals>> sampled(Models().size(), std::vector<Totals>(std::size(kKinds)));
+  for (auto _ : state) {
+    for (size_t i = 0; i < Models().size(); ++i) {
+      TranslateLines(Models()[i], *translators[i], 1, 1, &greedy[i]);
+      for (size_t k = 0; k < std::size(kKinds); ++k) {
+        SearchOptions search;
+        search.sample = true;
+        search.seed = 1;
+        search.top_k = kKinds[k].top_k;
+        search.top_p = kKinds[k].top_p;
+        TranslateLines(Models()[i], *translators[i], 1, search, &sampled[i][k]);
+      }
+    }
+  }
+  for (size_t i = 0; i < Models().size(); ++i) {
+    const std::string p = Models()[i].label + "/";
+    const double g = greedy[i].cpu / static_cast<double>(greedy[i].tokens);
+    state.counters[p + "greedy_ms_per_token"] = g * 1e3;
+    state.counters[p + "greedy_share_search"] = greedy[i].ops.seconds[static_cast<size_t>(OpKind::kSearch)] / greedy[i].wall;
+    for (size_t k = 0; k < std::size(kKinds); ++k) {
+      const Totals& t = sampled[i][k];
+      const std::string q = p + "sample_" + kKinds[k].name + "_";
+      state.counters[q + "over_greedy"] = t.cpu / static_cast<double>(t.tokens) / g;
+      state.counters[q + "share_search"] = t.ops.seconds[static_cast<size_t>(OpKind::kSearch)] / t.wall;
+    }
+  }
 }
 
 void BM_Throughput(benchmark::State& state, int batch, int beam) {
@@ -327,6 +379,9 @@ void RegisterFileModelBenchmarks(const BenchConfig& config) {
   auto* b = benchmark::RegisterBenchmark("file/beam_vs_greedy/threads:1", BM_BeamVsGreedy);
   b->Unit(benchmark::kMillisecond)->Iterations(iterations);
   if (config.smoke) return;
+  benchmark::RegisterBenchmark("file/sampling/threads:1", BM_Sampling)
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(iterations);
   for (const auto& [batch, beam] : {std::pair<int, int>{32, 1}, {32, 4}}) {
     const std::string shape = "/batch:" + std::to_string(batch) + "/beam:" + std::to_string(beam);
     benchmark::RegisterBenchmark(("file/throughput" + shape).c_str(), BM_Throughput, batch, beam)

@@ -146,10 +146,14 @@ HEADWISE_AVX2 size_t FirstScoreAboveAvx2(const float* x, size_t from, size_t n, 
   return n;
 }
 
-// The portable sum from element i on, with acc holding the 8 lanes of the elements before i
-// (i a multiple of 8): SumExpAvx512 hands its rest of the row here.
+// The portable sum from element i on, with lanes[0..8) the 8 lane sums of the elements before i
+// (i a multiple of 8): SumExpAvx512 hands its rest of the row here. The lanes come by pointer,
+// not as a 256-bit argument: a function that takes one is left by GCC without vzeroupper, and
+// the dirty upper halves then slowed every SSE instruction after it (glibc's exp 15x).
 __attribute__((noinline)) HEADWISE_AVX2 float SumExpAvx2From(const float* x, size_t n, float m, size_t i,
-                                                             V8 acc) {
+                                                             const float* lanes) {
+  V8 acc;
+  std::memcpy(&acc, lanes, sizeof acc);
   for (; i + 8 <= n; i += 8) acc += ExpV8(LoadV8(x + i) - m);
   V4 acc0 = LowV4(acc);
   const V4 acc1 = HighV4(acc);
@@ -159,7 +163,10 @@ __attribute__((noinline)) HEADWISE_AVX2 float SumExpAvx2From(const float* x, siz
   return sum;
 }
 
-HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) { return SumExpAvx2From(x, n, m, 0, V8{}); }
+HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) {
+  const float zero[8] = {};
+  return SumExpAvx2From(x, n, m, 0, zero);
+}
 #endif
 
 #ifdef HEADWISE_HAVE_AVX512_PATHS
@@ -174,8 +181,8 @@ HEADWISE_AVX512 float SumExpAvx512(const float* x, size_t n, float m) {
     acc = _mm256_add_ps(acc, _mm512_castps512_ps256(e));
     acc = _mm256_add_ps(acc, avx512::High8(e));
   }
-  V8 lanes;
-  std::memcpy(&lanes, &acc, sizeof lanes);
+  float lanes[8];
+  std::memcpy(lanes, &acc, sizeof lanes);
   return SumExpAvx2From(x, n, m, i, lanes);
 }
 #endif
