@@ -93,8 +93,9 @@
 //          logit;
 //       3. order: ascending id when top_k is 0 and top_p is 1; otherwise by logit, highest
 //          first (ties: lower id first), cut to the first top_k (0 = all), then, when top_p < 1,
-//          to the shortest head whose weights (summed in order, float64) reach top_p times the
-//          sum over the cut list;
+//          to the shortest head whose weights (summed in order, float64) reach top_p times T,
+//          T the float64 sum of the cut list's weights in ascending id order when top_k is 0
+//          (so that no draw sorts the whole vocabulary), in the cut list's order otherwise;
 //       4. the id drawn is the first in that order whose running weight sum (float64) exceeds
 //          u * W, W the kept list's weight sum, u the step's uniform number; the last if none
 //          does (rounding).

@@ -27,37 +27,48 @@ double SampleUniform(uint64_t key, size_t step) {
 int32_t DrawToken(const float* x, size_t V, const SearchOptions& options, int32_t excluded,
                   double u, int32_t fallback, const SampleScratch& scratch) {
   // 1. Candidates (ascending id) and their largest logit.
+  int32_t* order = scratch.order;
   size_t n = 0;
   float max = -INFINITY;
   for (size_t v = 0; v < V; ++v) {
     if (!std::isfinite(x[v]) || static_cast<int32_t>(v) == excluded) continue;
-    scratch.order[n++] = static_cast<int32_t>(v);
+    order[n++] = static_cast<int32_t>(v);
     max = std::max(max, x[v]);
   }
   if (n == 0) return fallback;
-  // 3. Order and cut (the weights follow the order).
-  const bool ranked = options.top_k > 0 || options.top_p < 1.0f;
-  if (ranked) {
-    const auto higher = [x](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); };
-    const size_t k = options.top_k > 0 ? std::min(n, static_cast<size_t>(options.top_k)) : n;
-    std::partial_sort(scratch.order, scratch.order + k, scratch.order + n, higher);
-    n = k;
+  // 3. (first part) The top_k cut, which needs no weights.
+  const auto higher = [x](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); };
+  size_t sorted = 0;  // order[0, sorted) is the head in logit order
+  if (options.top_k > 0) {
+    const size_t k = std::min(n, static_cast<size_t>(options.top_k));
+    std::partial_sort(order, order + k, order + n, higher);
+    n = sorted = k;
   }
-  // 2. Weights, and their sum in order.
+  // 2. The weights of the cut list, by id, and `total`, their sum: in ascending id order
+  // without top_k, else in logit order.
   const double m = static_cast<double>(max);
   const double t = static_cast<double>(options.temperature);
+  double* w = scratch.weight;
   double total = 0.0;
   for (size_t i = 0; i < n; ++i) {
-    const double w = std::exp((static_cast<double>(x[scratch.order[i]]) - m) / t);
-    scratch.weight[i] = w;
-    total += w;
+    const int32_t v = order[i];
+    w[v] = std::exp((static_cast<double>(x[v]) - m) / t);
+    total += w[v];
   }
+  // 3. (second part) The top_p cut.
   if (options.top_p < 1.0f) {
+    // The shortest head in logit order reaching top_p * total, sorting only as much of the
+    // order as it needs: each partial_sort of the rest extends the sorted head.
     const double need = static_cast<double>(options.top_p) * total;
     double sum = 0.0;
     size_t keep = 0;
     while (keep < n) {
-      sum += scratch.weight[keep++];
+      if (keep == sorted) {
+        const size_t grow = std::min(n, std::max<size_t>(64, 2 * sorted));
+        std::partial_sort(order + sorted, order + grow, order + n, higher);
+        sorted = grow;
+      }
+      sum += w[order[keep++]];
       if (sum >= need) break;
     }
     n = keep;
@@ -67,10 +78,10 @@ int32_t DrawToken(const float* x, size_t V, const SearchOptions& options, int32_
   const double target = u * total;
   double sum = 0.0;
   for (size_t i = 0; i < n; ++i) {
-    sum += scratch.weight[i];
-    if (sum > target) return scratch.order[i];
+    sum += w[order[i]];
+    if (sum > target) return order[i];
   }
-  return scratch.order[n - 1];
+  return order[n - 1];
 }
 
 }  // namespace headwise

@@ -22,14 +22,16 @@ double SampleUniform(uint64_t key, size_t step);
 
 // What one draw needs besides the logits; order and weight are the caller's [V] scratch.
 struct SampleScratch {
-  int32_t* order = nullptr;  // [V]
-  double* weight = nullptr;  // [V]
+  int32_t* order = nullptr;  // [V] candidate ids
+  double* weight = nullptr;  // [V] weights, by id
 };
 
 // The id drawn from logits[0..V) for uniform number u by the rule of headwise.hpp ("Sampling",
 // steps 1-4): top_k, top_p and temperature of `options`; `excluded` (an id, or -1 for none) is
 // left out of the candidates (EOS below min_length). Ids whose logit is -inf or NaN are never
-// candidates. Returns `fallback` when no candidate is left.
+// candidates. Returns `fallback` when no candidate is left. Cost: one pass over the row; one
+// exp per candidate without top_k (with it, a partial sort and top_k exps); with top_p but no
+// top_k, a partial sort of only as much of the order as the nucleus needs.
 int32_t DrawToken(const float* logits, size_t V, const SearchOptions& options, int32_t excluded,
                   double u, int32_t fallback, const SampleScratch& scratch);
 

@@ -276,9 +276,13 @@ std::vector<ReferenceHypothesis> ReferenceSearch(const ReferenceModel& m,
       }
       std::vector<double> w;
       double total = 0;
-      for (const Cand& c : kept) {
-        w.push_back(std::exp((c.value - cands[0].value) / options.temperature));
-        total += w.back();
+      for (const Cand& c : kept) w.push_back(std::exp((c.value - cands[0].value) / options.temperature));
+      if (options.top_k > 0) {
+        for (double wi : w) total += wi;
+      } else {  // every candidate, in ascending id order
+        std::vector<Cand> by_id = cands;
+        std::sort(by_id.begin(), by_id.end(), [](const Cand& a, const Cand& b) { return a.index < b.index; });
+        for (const Cand& c : by_id) total += std::exp((c.value - cands[0].value) / options.temperature);
       }
       if (options.top_p < 1.0f) {
         double sum = 0;

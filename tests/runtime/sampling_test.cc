@@ -96,7 +96,15 @@ int32_t PlainDraw(const std::vector<float>& x, const SearchOptions& o, int32_t e
   std::vector<double> w;
   for (int32_t v : c) w.push_back(std::exp((double{x[v]} - m) / o.temperature));
   double total = 0;
-  for (double wi : w) total += wi;
+  if (o.top_k > 0) {
+    for (double wi : w) total += wi;
+  } else {  // every candidate, summed in ascending id order
+    for (size_t v = 0; v < x.size(); ++v) {
+      if (std::isfinite(x[v]) && static_cast<int32_t>(v) != excluded) {
+        total += std::exp((double{x[v]} - m) / o.temperature);
+      }
+    }
+  }
   if (o.top_p < 1.0f) {
     double sum = 0;
     size_t n = 0;
@@ -135,37 +143,39 @@ TEST(Sampler, DrawMatchesThePlainRuleOnRandomRows) {
   std::mt19937 rng(3);
   std::normal_distribution<float> logit(0.0f, 3.0f);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  const size_t V = 37;
-  std::vector<int32_t> order(V);
-  std::vector<double> weight(V);
-  const SampleScratch scratch{order.data(), weight.data()};
   size_t checked = 0;
-  for (int top_k : {0, 1, 3, 36, 37, 50}) {
-    for (float top_p : {1.0f, 0.9f, 0.5f, 1e-6f}) {
-      for (float temperature : {0.25f, 1.0f, 3.0f}) {
-        const SearchOptions o = Sampling(0, top_k, top_p, temperature);
-        for (int row = 0; row < 20; ++row) {
-          std::vector<float> x(V);
-          for (float& v : x) v = logit(rng);
-          x[row % V] = -INFINITY;  // PAD or outside a shortlist
-          if (row % 3 == 0) x[(row + 5) % V] = x[(row + 6) % V];  // a tie
-          if (row % 4 == 0) x[(row + 9) % V] = NAN;
-          const int32_t excluded = row % 2 == 0 ? static_cast<int32_t>(row % 7) : -1;
-          const double u = row == 0 ? 0.0 : row == 1 ? std::nextafter(1.0, 0.0) : uniform(rng);
-          ASSERT_EQ(DrawToken(x.data(), V, o, excluded, u, 99, scratch),
-                    PlainDraw(x, o, excluded, u, 99))
-              << "top_k " << top_k << " top_p " << top_p << " temperature " << temperature
-              << " row " << row;
-          ++checked;
+  // 300 ids: nuclei beyond the first sorted heads of 64 and 128.
+  for (size_t V : {size_t{37}, size_t{300}}) {
+    std::vector<int32_t> order(V);
+    std::vector<double> weight(V);
+    const SampleScratch scratch{order.data(), weight.data()};
+    for (int top_k : {0, 1, 3, 36, 37, 50, 299}) {
+      for (float top_p : {1.0f, 0.999f, 0.9f, 0.5f, 1e-6f}) {
+        for (float temperature : {0.25f, 1.0f, 3.0f}) {
+          const SearchOptions o = Sampling(0, top_k, top_p, temperature);
+          for (int row = 0; row < 20; ++row) {
+            std::vector<float> x(V);
+            for (float& v : x) v = logit(rng);
+            x[row % V] = -INFINITY;  // PAD or outside a shortlist
+            if (row % 3 == 0) x[(row + 5) % V] = x[(row + 6) % V];  // a tie
+            if (row % 4 == 0) x[(row + 9) % V] = NAN;
+            const int32_t excluded = row % 2 == 0 ? static_cast<int32_t>(row % 7) : -1;
+            const double u = row == 0 ? 0.0 : row == 1 ? std::nextafter(1.0, 0.0) : uniform(rng);
+            ASSERT_EQ(DrawToken(x.data(), V, o, excluded, u, 99, scratch),
+                      PlainDraw(x, o, excluded, u, 99))
+                << "top_k " << top_k << " top_p " << top_p << " temperature " << temperature
+                << " row " << row;
+            ++checked;
+          }
         }
       }
     }
+    // No candidate: the fallback.
+    std::vector<float> none(V, -INFINITY);
+    none[4] = 1.0f;
+    EXPECT_EQ(DrawToken(none.data(), V, Sampling(0), 4, 0.5, 99, scratch), 99);
   }
-  EXPECT_EQ(checked, 6u * 4u * 3u * 20u);
-  // No candidate: the fallback.
-  std::vector<float> none(V, -INFINITY);
-  none[4] = 1.0f;
-  EXPECT_EQ(DrawToken(none.data(), V, Sampling(0), 4, 0.5, 99, scratch), 99);
+  EXPECT_EQ(checked, 2u * 7u * 5u * 3u * 20u);
 }
 
 // Over many uniform numbers the draws follow the weights the rule names: softmax(x / T) over

@@ -38,7 +38,8 @@ Rules (include/headwise/headwise.hpp, made precise here):
     others); log_softmax still normalises over every id, so scores stay the model's.
   - Sampling (greedy's ``sampling``, a Sampling): each free step draws its id by ``draw``
     (headwise.hpp, "Sampling": candidates, float64 weights exp((x - max) / temperature) of
-    the step's float32 logits, id order or logit order cut by top_k and top_p, the first
+    the step's float32 logits, id order or logit order cut by top_k and by top_p against the
+    cut list's weight summed in id order without top_k, in logit order with it, the first
     running sum above u * W) with u = ``uniform(key, step)``, key = ``sample_key(seed,
     source ids)``; the score is the drawn ids' log-probabilities.
 With beam_size 1 the beam rules give exactly greedy.
@@ -127,9 +128,10 @@ def draw(logits: np.ndarray, rule: Sampling, excluded: int, u: float,
                 margin = float(x[cand[rule.top_k - 1]] - x[cand[rule.top_k]])
             cand = cand[:rule.top_k]
     w = [float(np.exp((float(x[v]) - m) / temperature)) for v in cand]
-    total = 0.0
-    for wi in w:
-        total += wi
+    total = 0.0  # over the cut list: in logit order with top_k, else in ascending id order
+    weight_of = dict(zip(cand, w))
+    for v in (cand if rule.top_k > 0 else sorted(cand)):
+        total += weight_of[v]
     if top_p < 1.0:
         need = top_p * total
         run, keep = 0.0, 0
