@@ -57,12 +57,7 @@ const char* Name(BeamStop stop) {
 }
 
 TEST(BeamStopTest, EarlyRulesEndSomeSearchesEarlierAndFollowTheReference) {
-  ModelOptions o;
-  // Peaked enough, with EOS often near the top, that hypotheses finish at different steps
-  // (most settings of these two either never finish or finish every beam at once).
-  o.embedding_scale = 1.2f;
-  o.eos_bias = 8.0f;
-  o.seed = 5;
+  const ModelOptions o = testing::EarlyEosModelOptions();
   auto tm = testing::BuildModel(o);
   ASSERT_NE(tm->model, nullptr);
   const testing::ReferenceModel ref(tm->spec);

@@ -17,12 +17,16 @@
 
 #include "sampler.h"
 #include "tests/runtime/reference_model.h"
+#include "tests/runtime/search_results.h"
 #include "tests/runtime/test_model.h"
 
 namespace headwise {
 namespace {
 
+using testing::ExpectSame;
+using testing::Hyp;
 using testing::ModelOptions;
+using testing::Results;
 
 constexpr int kMaxTarget = 12;
 
@@ -43,13 +47,6 @@ TranslatorLimits Limits(int threads = 1) {
   return l;
 }
 
-std::unique_ptr<Translator> Make(const std::shared_ptr<const Model>& model,
-                                 const TranslatorLimits& limits) {
-  auto t = Translator::Create(model, limits);
-  EXPECT_TRUE(t.ok()) << t.status().ToString();
-  return t.ok() ? std::move(t).value() : nullptr;
-}
-
 SearchOptions Sampling(uint64_t seed, int top_k = 0, float top_p = 1.0f, float temperature = 1.0f) {
   SearchOptions so;
   so.sample = true;
@@ -58,24 +55,6 @@ SearchOptions Sampling(uint64_t seed, int top_k = 0, float top_p = 1.0f, float t
   so.top_p = top_p;
   so.temperature = temperature;
   return so;
-}
-
-struct Hyp {
-  std::vector<int32_t> ids;
-  float score;
-  bool finished;
-  bool operator==(const Hyp& o) const {
-    return ids == o.ids && score == o.score && finished == o.finished;
-  }
-};
-
-std::vector<Hyp> Results(const Translator& t, size_t sentence) {
-  std::vector<Hyp> out;
-  for (size_t k = 0; k < t.num_hypotheses(sentence); ++k) {
-    const HypothesisView h = t.hypothesis(sentence, k);
-    out.push_back({std::vector<int32_t>(h.ids, h.ids + h.size), h.score, h.finished});
-  }
-  return out;
 }
 
 // headwise.hpp's steps 1-4 as plainly as they read: every candidate into one list, a full
@@ -251,7 +230,7 @@ TEST(Sampling, MatchesTheReferenceSearch) {
   auto tm = testing::BuildModel(o);
   ASSERT_NE(tm->model, nullptr);
   const testing::ReferenceModel ref(tm->spec);
-  auto t = Make(tm->model, Limits());
+  auto t = testing::MakeTranslator(tm->model, Limits());
   ASSERT_NE(t, nullptr);
   for (const SearchOptions& so : SampledSearches()) {
     for (uint32_t i = 0; i < 4; ++i) {
@@ -272,7 +251,7 @@ TEST(Sampling, MatchesTheReferenceWithAShortlistAndAPrefix) {
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   const auto& m = *loaded;
   const testing::ReferenceModel ref(m->spec);
-  auto t = Make(m->model, Limits());
+  auto t = testing::MakeTranslator(m->model, Limits());
   ASSERT_NE(t, nullptr);
   ASSERT_TRUE(t->uses_shortlist());
   for (const SearchOptions& so : SampledSearches()) {
@@ -300,9 +279,9 @@ TEST(Sampling, ALinesDrawsDependOnItsSeedAndSourceOnly) {
   ASSERT_NE(tm->model, nullptr);
   TranslatorLimits lanes = Limits(2);
   lanes.batch_lanes = 2;
-  auto single = Make(tm->model, Limits());
-  auto batched = Make(tm->model, Limits());
-  auto laned = Make(tm->model, lanes);
+  auto single = testing::MakeTranslator(tm->model, Limits());
+  auto batched = testing::MakeTranslator(tm->model, Limits());
+  auto laned = testing::MakeTranslator(tm->model, lanes);
   ASSERT_TRUE(single && batched && laned);
   std::vector<std::vector<int32_t>> sources;
   for (uint32_t i = 0; i < 4; ++i) sources.push_back(testing::RandomSource(o, 2 + 3 * i, 400 + i));
@@ -340,7 +319,7 @@ TEST(Sampling, SeedsVaryTheTranslationAndTopKOneIsGreedy) {
   const ModelOptions o = Options();
   auto tm = testing::BuildModel(o);
   ASSERT_NE(tm->model, nullptr);
-  auto t = Make(tm->model, Limits());
+  auto t = testing::MakeTranslator(tm->model, Limits());
   ASSERT_NE(t, nullptr);
   const std::vector<int32_t> src = testing::RandomSource(o, 6, 500);
   const TokenSpan s{src.data(), src.size()};
@@ -363,15 +342,11 @@ TEST(Sampling, SeedsVaryTheTranslationAndTopKOneIsGreedy) {
 }
 
 TEST(MinLength, GreedyAndBeamMatchTheReferenceAndHoldEosBack) {
-  // beam_stop_test's model: EOS near the top, hypotheses finish at different steps.
-  ModelOptions o;
-  o.embedding_scale = 1.2f;
-  o.eos_bias = 8.0f;
-  o.seed = 5;
+  const ModelOptions o = testing::EarlyEosModelOptions();  // EOS early without min_length
   auto tm = testing::BuildModel(o);
   ASSERT_NE(tm->model, nullptr);
   const testing::ReferenceModel ref(tm->spec);
-  auto t = Make(tm->model, Limits());
+  auto t = testing::MakeTranslator(tm->model, Limits());
   ASSERT_NE(t, nullptr);
   size_t changed = 0;
   for (int beam : {1, 3}) {
@@ -405,7 +380,7 @@ TEST(MinLength, GreedyAndBeamMatchTheReferenceAndHoldEosBack) {
 TEST(Sampling, BadOptionsAreRefused) {
   const ModelOptions o = Options();
   auto tm = testing::BuildModel(o);
-  auto t = Make(tm->model, Limits());
+  auto t = testing::MakeTranslator(tm->model, Limits());
   ASSERT_NE(t, nullptr);
   const std::vector<int32_t> src = testing::RandomSource(o, 4, 700);
   const TokenSpan s{src.data(), src.size()};

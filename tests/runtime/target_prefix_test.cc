@@ -11,12 +11,16 @@
 #include <vector>
 
 #include "tests/runtime/reference_model.h"
+#include "tests/runtime/search_results.h"
 #include "tests/runtime/test_model.h"
 
 namespace headwise {
 namespace {
 
+using testing::ExpectSame;
+using testing::Hyp;
 using testing::ModelOptions;
+using testing::Results;
 
 constexpr int kMaxTarget = 12;
 
@@ -38,13 +42,6 @@ TranslatorLimits Limits(int threads = 1, bool shortlist = true) {
   return l;
 }
 
-std::unique_ptr<Translator> Make(const std::shared_ptr<const Model>& model,
-                                 const TranslatorLimits& limits) {
-  auto t = Translator::Create(model, limits);
-  EXPECT_TRUE(t.ok()) << t.status().ToString();
-  return t.ok() ? std::move(t).value() : nullptr;
-}
-
 // `length` random target ids: anything but PAD and EOS.
 std::vector<int32_t> RandomPrefix(const ModelOptions& o, size_t length, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -55,30 +52,6 @@ std::vector<int32_t> RandomPrefix(const ModelOptions& o, size_t length, uint32_t
     if (v != o.pad && v != o.eos) p.push_back(v);
   }
   return p;
-}
-
-struct Hyp {
-  std::vector<int32_t> ids;
-  float score;
-  bool finished;
-};
-
-std::vector<Hyp> Results(const Translator& t, size_t sentence) {
-  std::vector<Hyp> out;
-  for (size_t k = 0; k < t.num_hypotheses(sentence); ++k) {
-    const HypothesisView h = t.hypothesis(sentence, k);
-    out.push_back({std::vector<int32_t>(h.ids, h.ids + h.size), h.score, h.finished});
-  }
-  return out;
-}
-
-void ExpectSame(const std::vector<Hyp>& got, const std::vector<Hyp>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t k = 0; k < got.size(); ++k) {
-    EXPECT_EQ(got[k].ids, want[k].ids) << "hypothesis " << k;
-    EXPECT_EQ(got[k].score, want[k].score) << "hypothesis " << k;
-    EXPECT_EQ(got[k].finished, want[k].finished) << "hypothesis " << k;
-  }
 }
 
 std::vector<SearchOptions> Searches() {
@@ -115,7 +88,7 @@ TEST(TargetPrefix, GreedyAndBeamMatchTheReferenceForcedThroughThePrefix) {
   auto tm = testing::BuildModel(o);
   ASSERT_NE(tm->model, nullptr);
   const testing::ReferenceModel ref(tm->spec);
-  auto t = Make(tm->model, Limits());
+  auto t = testing::MakeTranslator(tm->model, Limits());
   ASSERT_NE(t, nullptr);
   for (const SearchOptions& so : Searches()) {
     for (size_t length : {size_t{0}, size_t{1}, size_t{3}, size_t{6}}) {
@@ -138,7 +111,7 @@ TEST(TargetPrefix, PrefixIdsJoinTheShortlistUnion) {
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   const auto& m = *loaded;
   const testing::ReferenceModel ref(m->spec);
-  auto t = Make(m->model, Limits());
+  auto t = testing::MakeTranslator(m->model, Limits());
   ASSERT_NE(t, nullptr);
   ASSERT_TRUE(t->uses_shortlist());
   const std::vector<int32_t> src = testing::RandomSource(o, 4, 81);
@@ -169,7 +142,7 @@ TEST(TargetPrefix, TheModelsOwnGreedyStartChangesNothing) {
     const ModelOptions o = Options(f);
     auto tm = testing::BuildModel(o);
     ASSERT_NE(tm->model, nullptr);
-    auto t = Make(tm->model, Limits());
+    auto t = testing::MakeTranslator(tm->model, Limits());
     ASSERT_NE(t, nullptr);
     const SearchOptions greedy;
     for (uint32_t seed = 0; seed < 4; ++seed) {
@@ -197,9 +170,9 @@ TEST(TargetPrefix, BatchesAndLanesGiveEachLineItsOwnResult) {
   ASSERT_NE(tm->model, nullptr);
   TranslatorLimits lanes = Limits(2);
   lanes.batch_lanes = 2;
-  auto single = Make(tm->model, Limits());
-  auto batched = Make(tm->model, Limits());
-  auto laned = Make(tm->model, lanes);
+  auto single = testing::MakeTranslator(tm->model, Limits());
+  auto batched = testing::MakeTranslator(tm->model, Limits());
+  auto laned = testing::MakeTranslator(tm->model, lanes);
   ASSERT_TRUE(single && batched && laned);
   std::vector<std::vector<int32_t>> sources, prefixes;
   for (uint32_t i = 0; i < 4; ++i) {
@@ -235,7 +208,7 @@ TEST(TargetPrefix, BatchesAndLanesGiveEachLineItsOwnResult) {
 TEST(TargetPrefix, APrefixAsLongAsTheMaximumLengthIsReturnedUnfinished) {
   const ModelOptions o = Options();
   auto tm = testing::BuildModel(o);
-  auto t = Make(tm->model, Limits());
+  auto t = testing::MakeTranslator(tm->model, Limits());
   ASSERT_NE(t, nullptr);
   const std::vector<int32_t> src = testing::RandomSource(o, 5, 120);
   const TokenSpan s{src.data(), src.size()};
@@ -259,7 +232,7 @@ TEST(TargetPrefix, APrefixAsLongAsTheMaximumLengthIsReturnedUnfinished) {
 TEST(TargetPrefix, BadPrefixesAreRefusedBeforeAnythingRuns) {
   const ModelOptions o = Options();
   auto tm = testing::BuildModel(o);
-  auto t = Make(tm->model, Limits());
+  auto t = testing::MakeTranslator(tm->model, Limits());
   ASSERT_NE(t, nullptr);
   const std::vector<int32_t> src = testing::RandomSource(o, 5, 130);
   const TokenSpan s[2] = {{src.data(), src.size()}, {src.data(), src.size()}};
@@ -311,7 +284,7 @@ TEST(TargetPrefix, BadPrefixesAreRefusedBeforeAnythingRuns) {
 TEST(TargetPrefix, EachLineFailsAloneOnItsPrefix) {
   const ModelOptions o = Options(WeightFormat::kI8);
   auto tm = testing::BuildModel(o);
-  auto t = Make(tm->model, Limits());
+  auto t = testing::MakeTranslator(tm->model, Limits());
   ASSERT_NE(t, nullptr);
   std::vector<std::vector<int32_t>> sources;
   for (uint32_t i = 0; i < 4; ++i) sources.push_back(testing::RandomSource(o, 3 + i, 140 + i));

@@ -35,6 +35,17 @@ inline ModelOptions PrunedModelOptions() {
   return o;
 }
 
+// Peaked enough, with EOS often near the top, that hypotheses finish at different steps (most
+// settings of embedding_scale and eos_bias either never finish or finish every beam at once):
+// for the beam stopping rules and the minimum length.
+inline ModelOptions EarlyEosModelOptions() {
+  ModelOptions o;
+  o.embedding_scale = 1.2f;
+  o.eos_bias = 8.0f;
+  o.seed = 5;
+  return o;
+}
+
 // Serializes and loads; fails the test (ADD_FAILURE, null model) on any error.
 std::unique_ptr<TestModel> BuildModel(const ModelOptions& options);
 // The same with its weights stored in `format`.
