@@ -255,17 +255,22 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
       o->prefix_file = value;
     } else if (name == "--min-len") {
       if (!ParseInt(value, 0, kMax, &o->min_len)) return bad("an integer >= 0");
-    } else if (name == "--top-k" || name == "--top-p" || name == "--temperature" ||
-               name == "--seed") {
+    } else if (name == "--top-k") {
+      if (!ParseInt(value, 0, kMax, &o->top_k)) return bad("an integer >= 0");
       if (o->sampling_flag.empty()) o->sampling_flag = name;
-      if (name == "--top-k" && !ParseInt(value, 0, kMax, &o->top_k)) return bad("an integer >= 0");
-      if (name == "--top-p" && !(ParseFloat(value, &o->top_p) && o->top_p > 0.0f && o->top_p <= 1.0f)) {
+    } else if (name == "--top-p") {
+      if (!ParseFloat(value, &o->top_p) || !(o->top_p > 0.0f && o->top_p <= 1.0f)) {
         return bad("a number in (0, 1]");
       }
-      if (name == "--temperature" && !(ParseFloat(value, &o->temperature) && o->temperature > 0.0f)) {
+      if (o->sampling_flag.empty()) o->sampling_flag = name;
+    } else if (name == "--temperature") {
+      if (!ParseFloat(value, &o->temperature) || !(o->temperature > 0.0f)) {
         return bad("a finite number > 0");
       }
-      if (name == "--seed" && !ParseUint64(value, &o->seed)) return bad("an integer in [0, 2^64)");
+      if (o->sampling_flag.empty()) o->sampling_flag = name;
+    } else if (name == "--seed") {
+      if (!ParseUint64(value, &o->seed)) return bad("an integer in [0, 2^64)");
+      if (o->sampling_flag.empty()) o->sampling_flag = name;
     } else if (name == "--fp16") {
       if (value != "auto" && value != "off" && value != "require") return bad("auto, off or require");
       o->fp16 = value;

@@ -17,7 +17,7 @@
 
 #include "sampler.h"
 #include "tests/runtime/reference_model.h"
-#include "tests/runtime/search_results.h"
+#include "tests/runtime/search_test_support.h"
 #include "tests/runtime/test_model.h"
 
 namespace headwise {
@@ -25,27 +25,13 @@ namespace {
 
 using testing::ExpectSame;
 using testing::Hyp;
+using testing::MakeTranslator;
 using testing::ModelOptions;
 using testing::Results;
+using testing::SearchLimits;
+using testing::SearchModelOptions;
 
-constexpr int kMaxTarget = 12;
-
-ModelOptions Options(WeightFormat weights = WeightFormat::kF32, float eos_bias = 0.5f) {
-  ModelOptions o = testing::PrunedModelOptions();
-  o.eos_bias = eos_bias;
-  o.weights = weights;
-  return o;
-}
-
-TranslatorLimits Limits(int threads = 1) {
-  TranslatorLimits l;
-  l.max_batch = 4;
-  l.max_source_tokens = 16;
-  l.max_target_tokens = kMaxTarget;
-  l.max_beam = 4;
-  l.num_threads = threads;
-  return l;
-}
+constexpr int kMaxTarget = testing::kSearchMaxTarget;
 
 SearchOptions Sampling(uint64_t seed, int top_k = 0, float top_p = 1.0f, float temperature = 1.0f) {
   SearchOptions so;
@@ -63,14 +49,19 @@ int32_t PlainDraw(const std::vector<float>& x, const SearchOptions& o, int32_t e
                   int32_t fallback) {
   std::vector<int32_t> c;
   for (size_t v = 0; v < x.size(); ++v) {
-    if (std::isfinite(x[v]) && static_cast<int32_t>(v) != excluded) c.push_back(static_cast<int32_t>(v));
+    if (std::isfinite(x[v]) && static_cast<int32_t>(v) != excluded) {
+      c.push_back(static_cast<int32_t>(v));
+    }
   }
   if (c.empty()) return fallback;
   float m = x[c[0]];
   for (int32_t v : c) m = std::max(m, x[v]);
   if (o.top_k > 0 || o.top_p < 1.0f) {
-    std::sort(c.begin(), c.end(), [&](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
-    if (o.top_k > 0 && c.size() > static_cast<size_t>(o.top_k)) c.resize(static_cast<size_t>(o.top_k));
+    std::sort(c.begin(), c.end(),
+              [&](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
+    if (o.top_k > 0 && c.size() > static_cast<size_t>(o.top_k)) {
+      c.resize(static_cast<size_t>(o.top_k));
+    }
   }
   std::vector<double> w;
   for (int32_t v : c) w.push_back(std::exp((double{x[v]} - m) / o.temperature));
@@ -180,7 +171,8 @@ TEST(Sampler, DrawsFollowTheTemperedTopKDistribution) {
     const int32_t src[] = {1, 2, 3};
     const uint64_t key = SampleKey(11, {src, 3});
     for (int i = 0; i < n; ++i) {
-      ++count[DrawToken(x.data(), x.size(), o, -1, SampleUniform(key, static_cast<size_t>(i)), -1, scratch)];
+      const double u = SampleUniform(key, static_cast<size_t>(i));
+      ++count[DrawToken(x.data(), x.size(), o, -1, u, -1, scratch)];
     }
     double chi2 = 0;
     for (const auto& [v, c] : count) {
@@ -226,11 +218,11 @@ std::string Name(const SearchOptions& so) {
 }
 
 TEST(Sampling, MatchesTheReferenceSearch) {
-  const ModelOptions o = Options();
+  const ModelOptions o = SearchModelOptions();
   auto tm = testing::BuildModel(o);
   ASSERT_NE(tm->model, nullptr);
   const testing::ReferenceModel ref(tm->spec);
-  auto t = testing::MakeTranslator(tm->model, Limits());
+  auto t = MakeTranslator(tm->model, SearchLimits());
   ASSERT_NE(t, nullptr);
   for (const SearchOptions& so : SampledSearches()) {
     for (uint32_t i = 0; i < 4; ++i) {
@@ -244,14 +236,11 @@ TEST(Sampling, MatchesTheReferenceSearch) {
 }
 
 TEST(Sampling, MatchesTheReferenceWithAShortlistAndAPrefix) {
-  const ModelOptions o = Options();
-  ModelSpec spec = testing::MakeSpec(o);
-  spec.shortlist = testing::MakeSyntheticShortlist(o.vocab, 4, 3, 17);
-  auto loaded = testing::LoadSpec(std::move(spec));
-  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  const auto& m = *loaded;
+  const ModelOptions o = SearchModelOptions();
+  const auto m = testing::LoadShortlistModel(o);
+  ASSERT_NE(m, nullptr);
   const testing::ReferenceModel ref(m->spec);
-  auto t = testing::MakeTranslator(m->model, Limits());
+  auto t = MakeTranslator(m->model, SearchLimits());
   ASSERT_NE(t, nullptr);
   ASSERT_TRUE(t->uses_shortlist());
   for (const SearchOptions& so : SampledSearches()) {
@@ -274,14 +263,15 @@ TEST(Sampling, MatchesTheReferenceWithAShortlistAndAPrefix) {
 // A sentence's draws depend on its seed and source only: the same result alone, in a batch of
 // other sentences, on batch lanes, in TranslateIdsEach's sorted batches, and again later.
 TEST(Sampling, ALinesDrawsDependOnItsSeedAndSourceOnly) {
-  const ModelOptions o = Options(WeightFormat::kI8);  // exact products: any batch, any lane
+  // int8: exact products, so any batch and any lane give the same bits.
+  const ModelOptions o = SearchModelOptions(WeightFormat::kI8);
   auto tm = testing::BuildModel(o);
   ASSERT_NE(tm->model, nullptr);
-  TranslatorLimits lanes = Limits(2);
+  TranslatorLimits lanes = SearchLimits(2);
   lanes.batch_lanes = 2;
-  auto single = testing::MakeTranslator(tm->model, Limits());
-  auto batched = testing::MakeTranslator(tm->model, Limits());
-  auto laned = testing::MakeTranslator(tm->model, lanes);
+  auto single = MakeTranslator(tm->model, SearchLimits());
+  auto batched = MakeTranslator(tm->model, SearchLimits());
+  auto laned = MakeTranslator(tm->model, lanes);
   ASSERT_TRUE(single && batched && laned);
   std::vector<std::vector<int32_t>> sources;
   for (uint32_t i = 0; i < 4; ++i) sources.push_back(testing::RandomSource(o, 2 + 3 * i, 400 + i));
@@ -316,10 +306,10 @@ TEST(Sampling, ALinesDrawsDependOnItsSeedAndSourceOnly) {
 // or EOS; its score the model's log-probability, checked against the reference above); top_k 1
 // is greedy exactly (the same ids and score) whatever the seed and temperature.
 TEST(Sampling, SeedsVaryTheTranslationAndTopKOneIsGreedy) {
-  const ModelOptions o = Options();
+  const ModelOptions o = SearchModelOptions();
   auto tm = testing::BuildModel(o);
   ASSERT_NE(tm->model, nullptr);
-  auto t = testing::MakeTranslator(tm->model, Limits());
+  auto t = MakeTranslator(tm->model, SearchLimits());
   ASSERT_NE(t, nullptr);
   const std::vector<int32_t> src = testing::RandomSource(o, 6, 500);
   const TokenSpan s{src.data(), src.size()};
@@ -346,7 +336,7 @@ TEST(MinLength, GreedyAndBeamMatchTheReferenceAndHoldEosBack) {
   auto tm = testing::BuildModel(o);
   ASSERT_NE(tm->model, nullptr);
   const testing::ReferenceModel ref(tm->spec);
-  auto t = testing::MakeTranslator(tm->model, Limits());
+  auto t = MakeTranslator(tm->model, SearchLimits());
   ASSERT_NE(t, nullptr);
   size_t changed = 0;
   for (int beam : {1, 3}) {
@@ -378,9 +368,9 @@ TEST(MinLength, GreedyAndBeamMatchTheReferenceAndHoldEosBack) {
 }
 
 TEST(Sampling, BadOptionsAreRefused) {
-  const ModelOptions o = Options();
+  const ModelOptions o = SearchModelOptions();
   auto tm = testing::BuildModel(o);
-  auto t = testing::MakeTranslator(tm->model, Limits());
+  auto t = MakeTranslator(tm->model, SearchLimits());
   ASSERT_NE(t, nullptr);
   const std::vector<int32_t> src = testing::RandomSource(o, 4, 700);
   const TokenSpan s{src.data(), src.size()};
@@ -409,9 +399,11 @@ TEST(Sampling, BadOptionsAreRefused) {
   add([](SearchOptions& so) { so.sample = false; so.seed = 0; so.temperature = 0.5f; },
       "SearchOptions.temperature applies only to sampling");
   add([](SearchOptions& so) { so.sample = false; so.seed = 9; }, "SearchOptions.seed applies only");
-  add([](SearchOptions& so) { so.min_length = -1; }, "SearchOptions.min_length -1 must be in [0, max_length = 12)");
+  add([](SearchOptions& so) { so.min_length = -1; },
+      "SearchOptions.min_length -1 must be in [0, max_length = 12)");
   add([](SearchOptions& so) { so.min_length = kMaxTarget; }, "SearchOptions.min_length 12");
-  add([](SearchOptions& so) { so.max_length = 5; so.min_length = 5; }, "must be in [0, max_length = 5)");
+  add([](SearchOptions& so) { so.max_length = 5; so.min_length = 5; },
+      "must be in [0, max_length = 5)");
   for (const Case& c : cases) {
     const Status st = t->TranslateIds(&s, 1, c.options);
     EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << c.message;
@@ -419,7 +411,8 @@ TEST(Sampling, BadOptionsAreRefused) {
     auto text = t->Translate({"x"}, c.options);  // the text path checks before tokenizing
     ASSERT_FALSE(text.ok()) << c.message;
     EXPECT_EQ(text.status().code(), ErrorCode::kInvalidArgument) << text.status().ToString();
-    EXPECT_NE(text.status().message().find(c.message), std::string::npos) << text.status().ToString();
+    EXPECT_NE(text.status().message().find(c.message), std::string::npos)
+        << text.status().ToString();
   }
   SearchOptions edge = Sampling(1, 0, 1.0f, 1e-3f);
   edge.min_length = kMaxTarget - 1;

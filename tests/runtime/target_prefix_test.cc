@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tests/runtime/reference_model.h"
-#include "tests/runtime/search_results.h"
+#include "tests/runtime/search_test_support.h"
 #include "tests/runtime/test_model.h"
 
 namespace headwise {
@@ -19,28 +19,13 @@ namespace {
 
 using testing::ExpectSame;
 using testing::Hyp;
+using testing::MakeTranslator;
 using testing::ModelOptions;
 using testing::Results;
+using testing::SearchLimits;
+using testing::SearchModelOptions;
 
-constexpr int kMaxTarget = 12;
-
-ModelOptions Options(WeightFormat weights = WeightFormat::kF32) {
-  ModelOptions o = testing::PrunedModelOptions();
-  o.eos_bias = 0.5f;  // hypotheses end within the maximum length, some of them
-  o.weights = weights;
-  return o;
-}
-
-TranslatorLimits Limits(int threads = 1, bool shortlist = true) {
-  TranslatorLimits l;
-  l.max_batch = 4;
-  l.max_source_tokens = 16;
-  l.max_target_tokens = kMaxTarget;
-  l.max_beam = 4;
-  l.num_threads = threads;
-  l.use_shortlist = shortlist;
-  return l;
-}
+constexpr int kMaxTarget = testing::kSearchMaxTarget;
 
 // `length` random target ids: anything but PAD and EOS.
 std::vector<int32_t> RandomPrefix(const ModelOptions& o, size_t length, uint32_t seed) {
@@ -84,11 +69,11 @@ void ExpectReference(const Translator& t, size_t sentence, const testing::Refere
 }
 
 TEST(TargetPrefix, GreedyAndBeamMatchTheReferenceForcedThroughThePrefix) {
-  const ModelOptions o = Options();
+  const ModelOptions o = SearchModelOptions();
   auto tm = testing::BuildModel(o);
   ASSERT_NE(tm->model, nullptr);
   const testing::ReferenceModel ref(tm->spec);
-  auto t = testing::MakeTranslator(tm->model, Limits());
+  auto t = MakeTranslator(tm->model, SearchLimits());
   ASSERT_NE(t, nullptr);
   for (const SearchOptions& so : Searches()) {
     for (size_t length : {size_t{0}, size_t{1}, size_t{3}, size_t{6}}) {
@@ -104,14 +89,11 @@ TEST(TargetPrefix, GreedyAndBeamMatchTheReferenceForcedThroughThePrefix) {
 
 // The union of a shortlist model holds the prefix's ids even where no source piece lists them.
 TEST(TargetPrefix, PrefixIdsJoinTheShortlistUnion) {
-  const ModelOptions o = Options();
-  ModelSpec spec = testing::MakeSpec(o);
-  spec.shortlist = testing::MakeSyntheticShortlist(o.vocab, 4, 3, 17);
-  auto loaded = testing::LoadSpec(std::move(spec));
-  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  const auto& m = *loaded;
+  const ModelOptions o = SearchModelOptions();
+  const auto m = testing::LoadShortlistModel(o);
+  ASSERT_NE(m, nullptr);
   const testing::ReferenceModel ref(m->spec);
-  auto t = testing::MakeTranslator(m->model, Limits());
+  auto t = MakeTranslator(m->model, SearchLimits());
   ASSERT_NE(t, nullptr);
   ASSERT_TRUE(t->uses_shortlist());
   const std::vector<int32_t> src = testing::RandomSource(o, 4, 81);
@@ -139,10 +121,10 @@ TEST(TargetPrefix, PrefixIdsJoinTheShortlistUnion) {
 // Forcing the ids greedy search picks anyway is no change at all: the same ids, score and flag.
 TEST(TargetPrefix, TheModelsOwnGreedyStartChangesNothing) {
   for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kI8}) {
-    const ModelOptions o = Options(f);
+    const ModelOptions o = SearchModelOptions(f);
     auto tm = testing::BuildModel(o);
     ASSERT_NE(tm->model, nullptr);
-    auto t = testing::MakeTranslator(tm->model, Limits());
+    auto t = MakeTranslator(tm->model, SearchLimits());
     ASSERT_NE(t, nullptr);
     const SearchOptions greedy;
     for (uint32_t seed = 0; seed < 4; ++seed) {
@@ -165,14 +147,15 @@ TEST(TargetPrefix, TheModelsOwnGreedyStartChangesNothing) {
 // Lines with prefixes of different lengths (none among them) in one batch, on one thread and
 // on batch lanes, and through TranslateIdsEach's sorted batches: each line as it comes alone.
 TEST(TargetPrefix, BatchesAndLanesGiveEachLineItsOwnResult) {
-  const ModelOptions o = Options(WeightFormat::kI8);  // exact products: any batch, any lane
+  // int8: exact products, so any batch and any lane give the same bits.
+  const ModelOptions o = SearchModelOptions(WeightFormat::kI8);
   auto tm = testing::BuildModel(o);
   ASSERT_NE(tm->model, nullptr);
-  TranslatorLimits lanes = Limits(2);
+  TranslatorLimits lanes = SearchLimits(2);
   lanes.batch_lanes = 2;
-  auto single = testing::MakeTranslator(tm->model, Limits());
-  auto batched = testing::MakeTranslator(tm->model, Limits());
-  auto laned = testing::MakeTranslator(tm->model, lanes);
+  auto single = MakeTranslator(tm->model, SearchLimits());
+  auto batched = MakeTranslator(tm->model, SearchLimits());
+  auto laned = MakeTranslator(tm->model, lanes);
   ASSERT_TRUE(single && batched && laned);
   std::vector<std::vector<int32_t>> sources, prefixes;
   for (uint32_t i = 0; i < 4; ++i) {
@@ -206,9 +189,9 @@ TEST(TargetPrefix, BatchesAndLanesGiveEachLineItsOwnResult) {
 }
 
 TEST(TargetPrefix, APrefixAsLongAsTheMaximumLengthIsReturnedUnfinished) {
-  const ModelOptions o = Options();
+  const ModelOptions o = SearchModelOptions();
   auto tm = testing::BuildModel(o);
-  auto t = testing::MakeTranslator(tm->model, Limits());
+  auto t = MakeTranslator(tm->model, SearchLimits());
   ASSERT_NE(t, nullptr);
   const std::vector<int32_t> src = testing::RandomSource(o, 5, 120);
   const TokenSpan s{src.data(), src.size()};
@@ -230,9 +213,9 @@ TEST(TargetPrefix, APrefixAsLongAsTheMaximumLengthIsReturnedUnfinished) {
 }
 
 TEST(TargetPrefix, BadPrefixesAreRefusedBeforeAnythingRuns) {
-  const ModelOptions o = Options();
+  const ModelOptions o = SearchModelOptions();
   auto tm = testing::BuildModel(o);
-  auto t = testing::MakeTranslator(tm->model, Limits());
+  auto t = MakeTranslator(tm->model, SearchLimits());
   ASSERT_NE(t, nullptr);
   const std::vector<int32_t> src = testing::RandomSource(o, 5, 130);
   const TokenSpan s[2] = {{src.data(), src.size()}, {src.data(), src.size()}};
@@ -282,9 +265,9 @@ TEST(TargetPrefix, BadPrefixesAreRefusedBeforeAnythingRuns) {
 
 // TranslateIdsEach: a line with a bad prefix fails alone, the others translate as they would.
 TEST(TargetPrefix, EachLineFailsAloneOnItsPrefix) {
-  const ModelOptions o = Options(WeightFormat::kI8);
+  const ModelOptions o = SearchModelOptions(WeightFormat::kI8);
   auto tm = testing::BuildModel(o);
-  auto t = testing::MakeTranslator(tm->model, Limits());
+  auto t = MakeTranslator(tm->model, SearchLimits());
   ASSERT_NE(t, nullptr);
   std::vector<std::vector<int32_t>> sources;
   for (uint32_t i = 0; i < 4; ++i) sources.push_back(testing::RandomSource(o, 3 + i, 140 + i));
