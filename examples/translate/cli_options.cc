@@ -303,11 +303,6 @@ bool ParseArgs(int argc, const char* const* argv, CliOptions* o, std::string* er
     *error = "--sample needs --beam 1 (found --beam " + std::to_string(o->beam) + ")";
     return false;
   }
-  if (o->max_len > 0 && o->min_len >= o->max_len) {
-    *error = "--min-len " + std::to_string(o->min_len) + " must be below --max-len " +
-             std::to_string(o->max_len);
-    return false;
-  }
   if (o->split_sentences && o->nbest != 1) {
     *error = "--split-sentences needs --nbest 1 (the sentences' n-best lists do not combine into "
              "one for the line)";

@@ -220,9 +220,11 @@ int Run(const CliOptions& o) {
   search.top_p = o.top_p;
   search.temperature = o.temperature;
   search.seed = o.seed;
-  if (o.min_len >= limits.max_target_tokens) {  // --max-len was left at its default
-    PrintError("--min-len " + std::to_string(o.min_len) + " must be below the maximum length " +
-               std::to_string(limits.max_target_tokens));
+  // The runtime's one check of the options (a call of no lines), before any input is read: a
+  // setting the translator cannot serve (--min-len not below the maximum length) is a usage
+  // error, not a failure of every line.
+  if (const Status valid = (*translator)->TranslateIds(nullptr, 0, search); !valid.ok()) {
+    PrintError(valid.ToString());
     return kExitUsage;
   }
 
