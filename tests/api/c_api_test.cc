@@ -22,12 +22,26 @@ class CApiTest : public testing::StandardModelsSuite {
   void SetUp() override {
     ASSERT_EQ(hw_model_load((*dir_ / "tiny.hwm").c_str(), nullptr, &model_), HW_OK)
         << hw_last_error_message();
+    const TranslatorLimits l = TwinLimits();
     hw_translator_params tp = hw_translator_default_params();
-    tp.max_batch = 3;
-    tp.max_source_tokens = 48;
-    tp.max_target_tokens = 20;
-    tp.max_beam = 3;
+    tp.max_batch = l.max_batch;
+    tp.max_source_tokens = l.max_source_tokens;
+    tp.max_target_tokens = l.max_target_tokens;
+    tp.max_beam = l.max_beam;
     ASSERT_EQ(hw_translator_create(model_, &tp, &translator_), HW_OK) << hw_last_error_message();
+  }
+  // translator_'s limits.
+  static TranslatorLimits TwinLimits() {
+    TranslatorLimits l;
+    l.max_batch = 3;
+    l.max_source_tokens = 48;
+    l.max_target_tokens = 20;
+    l.max_beam = 3;
+    return l;
+  }
+  // A C++ Translator with translator_'s limits on `model`: what translator_ must give.
+  static Result<std::unique_ptr<Translator>> CppTwin(const std::shared_ptr<const Model>& model) {
+    return Translator::Create(model, TwinLimits());
   }
   void TearDown() override {
     hw_translator_free(translator_);
@@ -144,12 +158,7 @@ TEST_F(CApiTest, TranslateGivesTheCppResults) {
 
   auto m = Model::Load(*dir_ / "tiny.hwm");
   ASSERT_TRUE(m.ok());
-  TranslatorLimits limits;
-  limits.max_batch = 3;
-  limits.max_source_tokens = 48;
-  limits.max_target_tokens = 20;
-  limits.max_beam = 3;
-  auto cpp = Translator::Create(*m, limits);
+  auto cpp = CppTwin(*m);
   ASSERT_TRUE(cpp.ok());
   SearchOptions so;
   so.beam_size = 3;
@@ -345,12 +354,7 @@ TEST_F(CApiTest, TranslateIdsGivesTheCppHypotheses) {
   ASSERT_EQ(hw_translate_ids(translator_, ids, lengths, 2, &sp), HW_OK) << hw_last_error_message();
   EXPECT_EQ(hw_model_vocab_size(model_), (*m)->info().vocab_size);
 
-  TranslatorLimits limits;
-  limits.max_batch = 3;
-  limits.max_source_tokens = 48;
-  limits.max_target_tokens = 20;
-  limits.max_beam = 3;
-  auto cpp = Translator::Create(*m, limits);
+  auto cpp = CppTwin(*m);
   ASSERT_TRUE(cpp.ok());
   const TokenSpan spans[] = {{a->data(), a->size()}, {b->data(), b->size()}};
   SearchOptions so;
@@ -396,12 +400,7 @@ TEST_F(CApiTest, SamplingAndMinLengthGiveTheCppResults) {
   ASSERT_TRUE(a.ok());
   const int32_t* ids[] = {a->data()};
   const size_t lengths[] = {a->size()};
-  TranslatorLimits limits;
-  limits.max_batch = 3;
-  limits.max_source_tokens = 48;
-  limits.max_target_tokens = 20;
-  limits.max_beam = 3;
-  auto cpp = Translator::Create(*m, limits);
+  auto cpp = CppTwin(*m);
   ASSERT_TRUE(cpp.ok());
   const TokenSpan span{a->data(), a->size()};
   for (int variant = 0; variant < 4; ++variant) {

@@ -252,6 +252,15 @@ def _check_min_len(min_len: int, max_len: int) -> None:
         raise ValueError(f"min_len must be in [0, max_len = {max_len}), found {min_len}")
 
 
+def _eos_held_back(logp: torch.Tensor, eos: int, step: int, min_len: int) -> torch.Tensor:
+    """The log-probabilities a step chooses among: EOS at -inf below min_len (a copy then)."""
+    if step >= min_len:
+        return logp
+    held = logp.clone()
+    held[:, eos] = float("-inf")
+    return held
+
+
 def greedy(model: MarianMTModel, src_ids: Sequence[Sequence[int]], max_len: int,
            length_penalty: float = 1.0,
            margins: Optional[List[float]] = None,
@@ -275,9 +284,7 @@ def greedy(model: MarianMTModel, src_ids: Sequence[Sequence[int]], max_len: int,
         for step in range(max_len):
             logits, state = model.decode_step(last, state)
             logp = step_log_probs(model, logits)
-            choice = logp.clone()  # what may be chosen: EOS left out below min_len
-            if step < min_len:
-                choice[:, eos] = float("-inf")
+            choice = _eos_held_back(logp, eos, step, min_len)
             top2 = torch.topk(choice, 2, dim=-1).values
             best = torch.argmax(choice, dim=-1)  # first maximum = lowest id
             keep, next_tokens = [], []
@@ -391,10 +398,7 @@ def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: in
         for step in range(max_len):
             logits, state = model.decode_step(last, state)
             logp = step_log_probs(model, logits)
-            ranked = logp  # what the walk ranks: EOS left out below min_len
-            if step < min_len:
-                ranked = logp.clone()
-                ranked[:, eos] = float("-inf")
+            ranked = _eos_held_back(logp, eos, step, min_len)  # what the walk ranks
             row = 0
             parents, next_tokens, still_active = [], [], []
             for s in active:
