@@ -125,7 +125,11 @@ copy_results() {  # the result files of every point of sweep directory $1 that h
     [[ -f "$d/eval.json" ]] || continue
     [[ -n "$keep" && -f "$to/$name/eval.json" ]] && continue
     for f in run/run.json run/history.json run/prune_log.jsonl eval.json; do
-      [[ -f "$d/$f" ]] && mkdir -p "$(dirname "$to/$name/$f")" && cp -p ${keep:+-n} "$d/$f" "$to/$name/$f"
+      [[ -f "$d/$f" ]] || continue
+      mkdir -p "$(dirname "$to/$name/$f")"
+      # Two streams started together restore the same files: with keep, a copy that lost the
+      # race to the other stream's (cp -n: "File exists") leaves the file there, which is fine.
+      cp -p ${keep:+-n} "$d/$f" "$to/$name/$f" || [[ -n "$keep" && -f "$to/$name/$f" ]]
     done
   done
   return 0
