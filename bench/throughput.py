@@ -306,6 +306,8 @@ def main(argv=None) -> int:
     if a.quick:
         a.batches, a.threads, a.lines = [32], [1], a.lines or 100
     os.makedirs(a.scratch, exist_ok=True)
+    if a.out:  # before the minutes of measuring, not after: a missing folder lost a whole run
+        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     convert = os.path.join(a.build, "converter", "headwise-convert")
     exe = os.path.join(a.build, "bench", "headwise_throughput")
     for tool in (convert, exe):
@@ -378,6 +380,10 @@ def main(argv=None) -> int:
                             c = ct2_cell(a, ct2_models[(m, w)], zeroed_spm(a, m), INPUTS[inp], b,
                                          beam, t, w, ct2_env(a.ct2, chosen[w]), output=cout)
                             same, n = same_lines(hout, cout)
+                            print(f"[CTranslate2] {m} {w} beam {beam} {inp} threads {t} batch {b}: "
+                                  f"headwise {h['tokens_per_s']:,.0f}, CTranslate2 "
+                                  f"{c['tokens_per_s']:,.0f} tok/s ({h['tokens_per_s'] / c['tokens_per_s']:.2f}x), "
+                                  f"identical {same}/{n}", file=sys.stderr, flush=True)
                             cells.append(dict(model_name=m, weights=w, beam=beam, input_name=inp,
                                               threads=t, batch=b, headwise=h, ct2=c,
                                               identical=f"{same}/{n}"))

@@ -190,6 +190,33 @@ kernels::LogSoftmaxNorm PortableLogSoftmaxNorm(const std::vector<float>& x) {
   return {m, std::log(sum)};
 }
 
+// The portable softmax (softmax.cc without SIMD): the 4-lane maximum, exponentials summed in
+// one 4-lane accumulator and then one by one, x scaled by the sum's inverse.
+std::vector<float> PortableSoftmax(std::vector<float> x) {
+  const size_t n = x.size();
+  float m = -std::numeric_limits<float>::infinity();
+  kernels::V4 vm = kernels::V4{} + m;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const kernels::V4 v = kernels::LoadV4(x.data() + i);
+    vm = v > vm ? v : vm;
+  }
+  for (int k = 0; k < 4; ++k) m = vm[k] > m ? vm[k] : m;
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  kernels::V4 acc = {};
+  i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const kernels::V4 e = kernels::ExpV4(kernels::LoadV4(x.data() + i) - m);
+    kernels::StoreV4(x.data() + i, e);
+    acc += e;
+  }
+  float sum = kernels::SumV4(acc);
+  for (; i < n; ++i) sum += (x[i] = kernels::ExpV4(kernels::V4{} + (x[i] - m))[0]);
+  const float inv = 1.0f / sum;
+  for (float& v : x) v *= inv;
+  return x;
+}
+
 std::vector<float> PortableSwish(std::vector<float> x) {
   size_t i = 0;
   for (; i + 4 <= x.size(); i += 4) {
@@ -204,6 +231,24 @@ std::vector<float> PortableSwish(std::vector<float> x) {
 }
 
 bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// The dispatched attention softmax (AVX-512, AVX2 or portable) against the portable floats, at
+// every length of an attention row up to 70 (every tail of 16-, 8- and 4-value blocks), with a
+// masked (-inf) entry and without.
+TEST(SimdPaths, SoftmaxGivesThePortableFloats) {
+  for (size_t n = 1; n <= 70; ++n) {
+    for (bool masked : {false, true}) {
+      std::vector<float> x = Random(n, 90 + static_cast<uint32_t>(n), -30.0f, 30.0f);
+      if (masked && n > 1) x[n / 2] = -std::numeric_limits<float>::infinity();
+      const std::vector<float> want = PortableSoftmax(x);
+      kernels::SoftmaxInPlace(x.data(), n);
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_TRUE(SameBits(x[i], want[i])) << "n " << n << " i " << i << ": " << x[i]
+                                             << " against " << want[i];
+      }
+    }
+  }
+}
 
 // The dispatched kernels (AVX-512, AVX2 or portable, whichever this CPU runs) against the
 // portable floats, over lengths that end in every tail (16- and 8-value blocks, 4, scalars).

@@ -116,6 +116,22 @@ HEADWISE_AVX2 void SoftmaxInPlaceAvx2(float* x, size_t n, float m) {
   for (; j < n; ++j) x[j] *= inv;
 }
 
+// The second half of SoftmaxInPlaceAvx2 for exponentials already in x: their sum in its order
+// (one 4-lane accumulator over the blocks of 4 in turn, SumV4, then the rest one by one) and x
+// scaled by the sum's inverse as there.
+__attribute__((noinline)) HEADWISE_AVX2 void NormalizeExpsAvx2(float* x, size_t n) {
+  V4 acc = {};
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) acc += LoadV4(x + i);
+  float sum = SumV4(acc);
+  for (; i < n; ++i) sum += x[i];
+  const float inv = 1.0f / sum;
+  const V8 vinv = V8{} + inv;
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) StoreV8(x + j, LoadV8(x + j) * vinv);
+  for (; j < n; ++j) x[j] *= inv;
+}
+
 HEADWISE_AVX2 size_t FirstIndexOfAvx2(const float* x, size_t n, float value) {
   const __m256 v = _mm256_set1_ps(value);
   size_t i = 0;
@@ -172,6 +188,22 @@ HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) {
 #ifdef HEADWISE_HAVE_AVX512_PATHS
 // 16 values at a time into the AVX2 loop's 8 accumulator lanes (lane k of acc sums elements
 // 8j + k in order: the low half of a block, then its high half), so the sum is SumExpAvx2's.
+// exp(x[i] - m) in place, 16 lanes at a time and the rest in one masked vector: ExpV16 gives
+// ExpV4's floats lane by lane, so these are the exponentials SoftmaxInPlaceAvx2 computes, in
+// about half its instructions and without its 4-lane and scalar tails (attention rows are
+// short: a few blocks and a tail each). Lanes past n are neither read nor written.
+HEADWISE_AVX512 void ExpShiftedAvx512(float* x, size_t n, float m) {
+  const __m512 vm = _mm512_set1_ps(m);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    _mm512_storeu_ps(x + i, ExpV16(avx512::Sub(_mm512_loadu_ps(x + i), vm)));
+  }
+  if (i < n) {
+    const __mmask16 k = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    _mm512_mask_storeu_ps(x + i, k, ExpV16(avx512::Sub(_mm512_maskz_loadu_ps(k, x + i), vm)));
+  }
+}
+
 HEADWISE_AVX512 float SumExpAvx512(const float* x, size_t n, float m) {
   const __m512 vm = _mm512_set1_ps(m);
   __m256 acc = _mm256_setzero_ps();
@@ -220,7 +252,15 @@ void ExpInPlace(float* x, size_t n) {
 
 void SoftmaxInPlace(float* x, size_t n) {
 #ifdef HEADWISE_HAVE_AVX2_PATHS
-  if (CpuHasAvx2Fma()) return SoftmaxInPlaceAvx2(x, n, MaxAvx2(x, n));
+  if (CpuHasAvx2Fma()) {
+#ifdef HEADWISE_HAVE_AVX512_PATHS
+    if (CpuHasAvx512()) {  // the same floats as SoftmaxInPlaceAvx2
+      ExpShiftedAvx512(x, n, MaxAvx2(x, n));
+      return NormalizeExpsAvx2(x, n);
+    }
+#endif
+    return SoftmaxInPlaceAvx2(x, n, MaxAvx2(x, n));
+  }
 #endif
   const float m = Max(x, n);
   V4 acc = {};
