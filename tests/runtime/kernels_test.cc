@@ -167,7 +167,8 @@ INSTANTIATE_TEST_SUITE_P(Sizes, KernelSizes, ::testing::Values(1, 3, 4, 7, 16, 3
 
 // The portable normaliser and swish, written out here (baseline x86-64 or the target's own
 // vector unit, no fused multiply-adds): every SIMD path must give exactly these floats.
-kernels::LogSoftmaxNorm PortableLogSoftmaxNorm(const std::vector<float>& x) {
+// The portable maximum: a 4-lane running maximum, its lanes, then the rest one by one.
+float PortableMax(const std::vector<float>& x) {
   const size_t n = x.size();
   float m = -std::numeric_limits<float>::infinity();
   kernels::V4 vm = kernels::V4{} + m;
@@ -178,8 +179,14 @@ kernels::LogSoftmaxNorm PortableLogSoftmaxNorm(const std::vector<float>& x) {
   }
   for (int k = 0; k < 4; ++k) m = vm[k] > m ? vm[k] : m;
   for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+kernels::LogSoftmaxNorm PortableLogSoftmaxNorm(const std::vector<float>& x) {
+  const size_t n = x.size();
+  const float m = PortableMax(x);
   kernels::V4 acc0 = {}, acc1 = {};
-  i = 0;
+  size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     acc0 += kernels::ExpV4(kernels::LoadV4(x.data() + i) - m);
     acc1 += kernels::ExpV4(kernels::LoadV4(x.data() + i + 4) - m);
@@ -194,17 +201,9 @@ kernels::LogSoftmaxNorm PortableLogSoftmaxNorm(const std::vector<float>& x) {
 // one 4-lane accumulator and then one by one, x scaled by the sum's inverse.
 std::vector<float> PortableSoftmax(std::vector<float> x) {
   const size_t n = x.size();
-  float m = -std::numeric_limits<float>::infinity();
-  kernels::V4 vm = kernels::V4{} + m;
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const kernels::V4 v = kernels::LoadV4(x.data() + i);
-    vm = v > vm ? v : vm;
-  }
-  for (int k = 0; k < 4; ++k) m = vm[k] > m ? vm[k] : m;
-  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  const float m = PortableMax(x);
   kernels::V4 acc = {};
-  i = 0;
+  size_t i = 0;
   for (; i + 4 <= n; i += 4) {
     const kernels::V4 e = kernels::ExpV4(kernels::LoadV4(x.data() + i) - m);
     kernels::StoreV4(x.data() + i, e);
