@@ -57,3 +57,22 @@ def test_restore_without_records_and_archive_without_root_do_nothing(tmp_path):
 def test_settle_stage_refuses_points_that_settle_in_their_own_runs(tmp_path):
     r = study("settle", ROOT=tmp_path / "root", RECORDS=tmp_path / "rec")
     assert r.returncode == 2 and "SETTLE_INLINE" in r.stderr
+
+
+def test_restores_started_together_all_succeed(tmp_path):
+    # The `enc` and `all` streams start together on a new machine and restore the same records:
+    # a copy that loses the race to the other process's ("File exists") must not end the stream.
+    records = tmp_path / "records" / "de-x"
+    for p in range(100):
+        write(records / f"enc-{p}" / "eval.json", json.dumps({"name": f"enc-{p}"}))
+        write(records / f"enc-{p}" / "run" / "run.json", '{"steps": 1250}')
+    root = tmp_path / "cache" / "de-x"
+    e = dict(os.environ, ROOT=str(root), RECORDS=str(records))
+    procs = [subprocess.Popen(["bash", SCRIPT, "restore"], cwd=REPO, env=e,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(8)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    for p in range(100):
+        assert json.loads((root / f"enc-{p}" / "eval.json").read_text())["name"] == f"enc-{p}"
