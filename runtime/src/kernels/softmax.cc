@@ -83,6 +83,15 @@ HEADWISE_AVX2 void ExpInPlaceAvx2(float* x, size_t n) {
   for (; i < n; ++i) x[i] = ExpScalar(x[i]);
 }
 
+// x[i] *= 1 / sum: the softmaxes' last pass.
+HEADWISE_AVX2 inline void ScaleByInverseAvx2(float* x, size_t n, float sum) {
+  const float inv = 1.0f / sum;
+  const V8 vinv = V8{} + inv;
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) StoreV8(x + j, LoadV8(x + j) * vinv);
+  for (; j < n; ++j) x[j] *= inv;
+}
+
 HEADWISE_AVX2 void SoftmaxInPlaceAvx2(float* x, size_t n, float m) {
   V4 acc = {};
   size_t i = 0;
@@ -109,11 +118,7 @@ HEADWISE_AVX2 void SoftmaxInPlaceAvx2(float* x, size_t n, float m) {
       sum += x[i];
     }
   }
-  const float inv = 1.0f / sum;
-  const V8 vinv = V8{} + inv;
-  size_t j = 0;
-  for (; j + 8 <= n; j += 8) StoreV8(x + j, LoadV8(x + j) * vinv);
-  for (; j < n; ++j) x[j] *= inv;
+  ScaleByInverseAvx2(x, n, sum);
 }
 
 // The second half of SoftmaxInPlaceAvx2 for exponentials already in x: their sum in its order
@@ -125,11 +130,7 @@ __attribute__((noinline)) HEADWISE_AVX2 void NormalizeExpsAvx2(float* x, size_t 
   for (; i + 4 <= n; i += 4) acc += LoadV4(x + i);
   float sum = SumV4(acc);
   for (; i < n; ++i) sum += x[i];
-  const float inv = 1.0f / sum;
-  const V8 vinv = V8{} + inv;
-  size_t j = 0;
-  for (; j + 8 <= n; j += 8) StoreV8(x + j, LoadV8(x + j) * vinv);
-  for (; j < n; ++j) x[j] *= inv;
+  ScaleByInverseAvx2(x, n, sum);
 }
 
 HEADWISE_AVX2 size_t FirstIndexOfAvx2(const float* x, size_t n, float value) {
@@ -186,8 +187,6 @@ HEADWISE_AVX2 float SumExpAvx2(const float* x, size_t n, float m) {
 #endif
 
 #ifdef HEADWISE_HAVE_AVX512_PATHS
-// 16 values at a time into the AVX2 loop's 8 accumulator lanes (lane k of acc sums elements
-// 8j + k in order: the low half of a block, then its high half), so the sum is SumExpAvx2's.
 // exp(x[i] - m) in place, 16 lanes at a time and the rest in one masked vector: ExpV16 gives
 // ExpV4's floats lane by lane, so these are the exponentials SoftmaxInPlaceAvx2 computes, in
 // about half its instructions and without its 4-lane and scalar tails (attention rows are
@@ -204,6 +203,8 @@ HEADWISE_AVX512 void ExpShiftedAvx512(float* x, size_t n, float m) {
   }
 }
 
+// 16 values at a time into the AVX2 loop's 8 accumulator lanes (lane k of acc sums elements
+// 8j + k in order: the low half of a block, then its high half), so the sum is SumExpAvx2's.
 HEADWISE_AVX512 float SumExpAvx512(const float* x, size_t n, float m) {
   const __m512 vm = _mm512_set1_ps(m);
   __m256 acc = _mm256_setzero_ps();
