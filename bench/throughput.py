@@ -8,9 +8,11 @@ time share of each operation at batch 32; results as JSON + markdown.
     bench/throughput.py --quick                      # batch 32, 1 thread, 100 lines: minutes
     bench/throughput.py --ct2 /path/to/ct2 ...       # the same matrix with CTranslate2 too
 
-Models: models/en-de/base.hwm (all 96 heads) and model.hwm (pruned: 37 of 96 heads since de-base-v5) as shipped for
-their weight format; the other format is converted from models/en-de/base-checkpoint and
-checkpoint with `headwise-convert --weights fp32|int8` into --scratch (never into models/).
+Models: models/en-de/base.hwm (all 96 heads) and model.hwm (pruned), every format over the whole
+vocabulary: a shipped file is used as it is where its weight format matches and it carries no
+vocabulary shortlist; every other cell's file is converted from models/en-de/base-checkpoint and
+checkpoint with `headwise-convert --weights fp32|int8` (no --shortlist) into --scratch (never
+into models/). The JSON's "models" says which file each cell ran.
 Each cell is one headwise_throughput process (bench/throughput_main.cc): tokenize every line,
 TranslateIdsEach over the whole file (sorted by length, batches of --batch lines), decode the
 best hypotheses; tokens/s = target tokens (best hypothesis, EOS excluded) / that time. One run
@@ -104,8 +106,9 @@ def zero_pad_row(src_dir, dst_dir):
 
 
 def prepare_models(a, convert, names, formats, zeroed=False):
-    """{(model, format): path}: the shipped file where its format matches, else a conversion
-    into the scratch directory (zeroed: always converted, from the pad-zeroed copy)."""
+    """{(model, format): path}: the shipped file where its format matches and it has no
+    vocabulary shortlist (the matrix computes the whole vocabulary, as CTranslate2 does), else a
+    conversion into the scratch directory (zeroed: always converted, from the pad-zeroed copy)."""
     out, notes = {}, {}
     for name in names:
         ckpt, shipped = (os.path.join(ROOT, p) for p in MODELS[name])
@@ -114,7 +117,8 @@ def prepare_models(a, convert, names, formats, zeroed=False):
             if not os.path.isfile(os.path.join(ckpt_copy, "model.safetensors")):
                 notes[f"{name} zeroed"] = zero_pad_row(ckpt, ckpt_copy)
             ckpt = ckpt_copy
-        shipped_format = None if zeroed else weight_format(inspect(convert, shipped))
+        info = None if zeroed else inspect(convert, shipped)
+        shipped_format = None if info is None or info.get("shortlist") else weight_format(info)
         for fmt in formats:
             if fmt == shipped_format:
                 out[(name, fmt)] = shipped
@@ -325,7 +329,7 @@ def main(argv=None) -> int:
         "repeat": a.repeat,
         "models": {f"{m}-{w}": dict(path=os.path.relpath(path, ROOT) if path.startswith(ROOT) else path,
                                     **{k: v for k, v in inspect(convert, path).items()
-                                       if k in ("provenance", "file_bytes", "tensors", "heads")})
+                                       if k in ("provenance", "file_bytes", "tensors", "heads", "shortlist")})
                    for (m, w), path in models.items()},
         "headwise": [], "profile": [], "unsorted": [],
     }

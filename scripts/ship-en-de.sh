@@ -13,8 +13,8 @@
 # gated F16 checkpoint and its test scores), analyze (head analysis of both on ANALYZE_SENTENCES
 # dev sentences), shortlist (the vocabulary shortlist of the training split, `headwise-train
 # shortlist` with its defaults, and what it costs on the test split, greedy and beam 4, on and off:
-# bench/shortlist.py into eval/shortlist-*.json), install (copy into models/en-de, convert both
-# .hwm with int8 weights and the shortlist), demo, card (the demo sentences through the runtime,
+# bench/shortlist.py into eval/shortlist-*.json), install (copy the checkpoints and shortlist.tsv
+# into models/en-de, convert both .hwm with int8 weights and the shortlist), demo, card (the demo sentences through the runtime,
 # then the model card's generated tables: `headwise-train model-card`).
 # Environment (defaults below): RUN, CORPUS, VOCAB, WORK, THREADS, DEVICE, AVG, LAMBDA,
 # PRIOR and OFFSET (a run warm-started with `train --init-from`: the history.json of the run it
@@ -25,9 +25,12 @@
 # must have been pruned from WORK/base-checkpoint), PRUNE_EVAL_VARIANTS (default full,gated),
 # PRUNE_EVAL_BEAM4_BASELINE (0: beam 4 scores only the pruned variants; the base's beam-4 score
 # is the eval stage's), ANALYZE_SENTENCES, EVAL_LIMIT (first N test
-# sentences only, for a dry run; 0 = all), MODELS (default models/en-de), SHORTLIST (1, the
-# default: the .hwm files carry the shortlist; 0: they do not, the shortlist stage does nothing
-# and install removes eval/shortlist-*.json, so that the card does not describe one).
+# sentences only, for a dry run; 0 = all), MODELS (default models/en-de), SHORTLIST (0, the
+# default: the .hwm files carry no shortlist, the shortlist stage does nothing and install
+# removes eval/shortlist-*.json and shortlist.tsv, so that the card does not describe one; 1: they
+# carry it. With a shortlist a line's translation depends on the other lines of its call, since
+# the output layer covers the union of their lists: the shipped models stay without one until
+# the restriction is per line; 2026-12-07, python/tests test_sampling and test_threads).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -50,7 +53,7 @@ MODELS=${MODELS:-models/en-de}
 PRIOR=${PRIOR:-}
 PRUNED=${PRUNED:-}
 OFFSET=${OFFSET:-0}
-SHORTLIST=${SHORTLIST:-1}
+SHORTLIST=${SHORTLIST:-0}
 
 train() { /usr/bin/python3 trainer/headwise-train "$@"; }
 say() { echo "ship-en-de: $*"; }
@@ -161,12 +164,15 @@ stage_install() {
   for d in base-checkpoint checkpoint; do
     rm -rf "${MODELS:?}/$d" && cp -r "$WORK/$d" "$MODELS/$d"
   done
+  # The shortlist goes into the model folder beside the checkpoints, so that scripts/demo.sh
+  # reproduces model.hwm byte for byte from what the repository holds.
   local shortlist=()
   if [[ $SHORTLIST == 0 ]]; then
-    rm -f "$MODELS"/eval/shortlist-*.json
+    rm -f "$MODELS"/eval/shortlist-*.json "$MODELS/shortlist.tsv"
   else
     [[ -f "$WORK/shortlist.tsv" ]] || { echo "ship-en-de: $WORK/shortlist.tsv is missing (run the shortlist stage, or set SHORTLIST=0)" >&2; exit 1; }
-    shortlist=(--shortlist "$WORK/shortlist.tsv")
+    cp "$WORK/shortlist.tsv" "$MODELS/shortlist.tsv"
+    shortlist=(--shortlist "$MODELS/shortlist.tsv")
   fi
   cmake --preset default >/dev/null
   cmake --build --preset default --target headwise-convert -- -j"$(nproc)"
