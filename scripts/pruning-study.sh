@@ -98,7 +98,7 @@ fi
 # The from-scratch control's updates: the base's (de-base-v5 5,250 + de-base-v6 1,200, from
 # models/en-de/training) plus one L0 point's.
 SCRATCH_STEPS=${SCRATCH_STEPS:-$((5250 + 1200 + POINT_STEPS))}
-OUT_DIR=${OUT_DIR:-models/en-de/sweep}
+OUT_DIR=${OUT_DIR:-models/en-de/sweep/$(basename "$ROOT")}  # the report's JSON + PNG (de-v6's: models/en-de/sweep)
 # The settle stage (for a ROOT trained with SETTLE_INLINE=0): SETTLE_STEPS more steps per point
 # with the settle push, each point resuming from a copy of its run's last checkpoint
 # (hard-linked) in SETTLE_ROOT, so ROOT's records stay as they are; every point and its control
