@@ -143,10 +143,17 @@ restore() { copy_results "${2:-$RECORDS}" "${1:-$ROOT}" keep; }
 runs() { train sweep runs "$@" --precision "$PRECISION"; archive; }
 settle_runs() { train sweep runs "$@" --precision "$PRECISION"; archive "$SETTLE_ROOT" "$SETTLE_RECORDS"; }
 common=(--root "$ROOT" --data "$DATA" --vocab "$START" --threads "$THREADS")
-expected() {  # the point names the report lists as missing until they have a result
-  local names="base" l
+expected() {  # the point names the report lists as missing until they have a result: every
+  # lambda, and phase 2's points once `sweep pick` can name the headline lambdas from ROOT
+  local names="base" l s h
   for l in $ENC_LAMBDAS; do names+=",enc-$l"; done
   for l in $ALL_LAMBDAS; do names+=",all-$l"; done
+  for s in enc all; do
+    [[ "$s" == enc ]] && h=${HEADLINE_ENC:-} || h=${HEADLINE_ALL:-}
+    [[ -n "$h" ]] || h=$(train sweep pick "$s" --root "$ROOT" --field lambda 2>/dev/null) || continue
+    for l in 0 "$h"; do names+=",$s-$l-seed2,$s-$l-seed3"; done
+    [[ "$s" == all ]] && names+=",scratch-all-$h"
+  done
   echo "$names"
 }
 
