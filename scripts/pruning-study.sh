@@ -51,8 +51,8 @@
 # de-v6 also ran all-0.0075, between all-0.005 and all-0.01 because its all-0.01 (40 of 96 heads)
 # missed the 1-BLEU line of the shipping rule by 0.05; de-v7's all-0.01 is inside it (-0.89), so
 # 0.0075 would keep more heads than a point already within the line and decides neither a claim
-# nor the pick (ALL_LAMBDAS="... 0.0075" runs it). enc-0.05 runs last: enc-0.02 already keeps 3 of 48 encoder heads (de-v7),
-# so 0.05 lies below the "down to about 4" the curve needs, and 0.002-0.02 are its five lambdas.
+# nor the pick (ALL_LAMBDAS="... 0.0075" runs it). enc-0.05 runs last: enc-0.02 already keeps 3
+# of 48 encoder heads (de-v7), so 0.05 lies below the "down to about 4" the curve needs, and 0.002-0.02 are its five lambdas.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The whole script is one compound command, read before it runs: bash reads a script as it goes,
@@ -143,14 +143,20 @@ restore() { copy_results "${2:-$RECORDS}" "${1:-$ROOT}" keep; }
 runs() { train sweep runs "$@" --precision "$PRECISION"; archive; }
 settle_runs() { train sweep runs "$@" --precision "$PRECISION"; archive "$SETTLE_ROOT" "$SETTLE_RECORDS"; }
 common=(--root "$ROOT" --data "$DATA" --vocab "$START" --threads "$THREADS")
+headline() {  # setting $1's headline lambda (the point its claim rests on): HEADLINE_ENC /
+  # HEADLINE_ALL when set, else what `sweep pick` chooses from ROOT's records; fails without one
+  local h
+  [[ "$1" == enc ]] && h=${HEADLINE_ENC:-} || h=${HEADLINE_ALL:-}
+  [[ -n "$h" ]] || h=$(train sweep pick "$1" --root "$ROOT" --field lambda) || return 1
+  echo "$h"
+}
 expected() {  # the point names the report lists as missing until they have a result: every
-  # lambda, and phase 2's points once `sweep pick` can name the headline lambdas from ROOT
+  # lambda, and phase 2's points once the headline lambdas can be named
   local names="base" l s h
   for l in $ENC_LAMBDAS; do names+=",enc-$l"; done
   for l in $ALL_LAMBDAS; do names+=",all-$l"; done
   for s in enc all; do
-    [[ "$s" == enc ]] && h=${HEADLINE_ENC:-} || h=${HEADLINE_ALL:-}
-    [[ -n "$h" ]] || h=$(train sweep pick "$s" --root "$ROOT" --field lambda 2>/dev/null) || continue
+    h=$(headline "$s" 2>/dev/null) || continue
     for l in 0 "$h"; do names+=",$s-$l-seed2,$s-$l-seed3"; done
     [[ "$s" == all ]] && names+=",scratch-all-$h"
   done
@@ -180,8 +186,8 @@ case "${1:-}" in
   phase2)
     # The headline lambdas default to what `sweep pick` chooses from the records (the points
     # the claims rest on); set HEADLINE_ENC / HEADLINE_ALL to override.
-    HEADLINE_ENC=${HEADLINE_ENC:-$(train sweep pick enc --root "$ROOT" --field lambda)}
-    HEADLINE_ALL=${HEADLINE_ALL:-$(train sweep pick all --root "$ROOT" --field lambda)}
+    HEADLINE_ENC=$(headline enc)
+    HEADLINE_ALL=$(headline all)
     if [[ ! -f "$BASE_RUN/run.json" ]]; then
       echo "pruning-study: BASE_RUN=$BASE_RUN has no run.json (the from-scratch control copies" \
            "the base run's recorded options)" >&2
@@ -223,10 +229,9 @@ case "${1:-}" in
     # seed that ROOT has), so that a stage stopped part-way has already settled them; then the
     # rest of each curve (points with a result are skipped).
     for setting in enc all; do
-      [[ "$setting" == enc ]] && headline=${HEADLINE_ENC:-} || headline=${HEADLINE_ALL:-}
-      [[ -n "$headline" ]] || headline=$(train sweep pick "$setting" --root "$ROOT" --field lambda)
+      h=$(headline "$setting")
       seeds=$(seeds_in "$SETTLE_ROOT" "$setting")
-      settle_runs "${settle[@]}" --settings "$setting" --lambdas "0,$headline" \
+      settle_runs "${settle[@]}" --settings "$setting" --lambdas "0,$h" \
         --seeds "1${seeds:+,$seeds}"
     done
     for setting in enc all; do

@@ -13,9 +13,10 @@
 # gated F16 checkpoint and its test scores), analyze (head analysis of both on ANALYZE_SENTENCES
 # dev sentences), shortlist (the vocabulary shortlist of the training split, `headwise-train
 # shortlist` with its defaults, and what it costs on the test split, greedy and beam 4, on and off:
-# bench/shortlist.py into eval/shortlist-*.json), install (copy the checkpoints and shortlist.tsv
-# into models/en-de, convert both .hwm with int8 weights and the shortlist), demo, card (the demo sentences through the runtime,
-# then the model card's generated tables: `headwise-train model-card`).
+# bench/shortlist.py into eval/shortlist-*.json), install (copy the checkpoints, and with
+# SHORTLIST=1 shortlist.tsv, into models/en-de; convert both .hwm with int8 weights and that
+# shortlist), demo, card (the demo sentences through the runtime, then the model card's
+# generated tables: `headwise-train model-card`).
 # Environment (defaults below): RUN, CORPUS, VOCAB, WORK, THREADS, DEVICE, AVG, LAMBDA,
 # PRIOR and OFFSET (a run warm-started with `train --init-from`: the history.json of the run it
 # continues and the step at which it began, for the dev curve),
