@@ -64,9 +64,10 @@
 //     have ended with a better normalised score.
 //   - Returned ids exclude decoder_start_token_id and the final EOS.
 //   - With a vocabulary shortlist (ModelInfo::has_shortlist, TranslatorLimits::use_shortlist)
-//     every piece outside the union of the call's lines has logit -inf: the rules above then
-//     run over the union (log_softmax normalised over it), and only its pieces are produced.
-//     A target prefix's ids (below) join the union.
+//     every piece outside the sentence's own list (Model::ShortlistPieces of that sentence
+//     alone) has logit -inf: the rules above then run over that list (log_softmax normalised
+//     over it), and only its pieces are produced. A target prefix's ids (below) join its
+//     sentence's list. The other sentences of the call change nothing.
 //   - Target prefix (optional, per sentence; CTranslate2's target_prefix, Marian's
 //     force-decode): the ids the translation must begin with. Its first prefix-length steps
 //     are forced: each appends the next prefix id to the sentence's one live beam and adds that
@@ -87,7 +88,7 @@
 //     draws its id at random instead of taking the argmax; the score is the drawn ids' sum of
 //     log-probabilities as above (temperature, top_k and top_p shape the draw, not the score).
 //     The draw at `step` over the row of logits x (PAD and, with a shortlist, every id outside
-//     the union at -inf; EOS left out below min_length):
+//     the sentence's list at -inf; EOS left out below min_length):
 //       1. candidates: the ids with a finite logit; none: EOS (it ends the hypothesis);
 //       2. weights w_v = exp((x_v - m) / temperature) in float64, m = the candidates' largest
 //          logit;
@@ -318,17 +319,21 @@ struct TranslatorLimits {
   // arena. 0 = 16 x max_batch; Translator::limits() reports the value in use.
   int sort_window = 0;
   // The model's vocabulary shortlist (ModelInfo::has_shortlist), when it has one. On: each
-  // TranslateIds call computes the union of its inputs' allowed pieces once
-  // (Model::ShortlistPieces: every line of the batch, so all rows and beams share it) and each
-  // decoder step computes the output layer (lm_head) over those rows only; every other piece
-  // gets logit -inf, so the search never produces it and its log-softmax is normalised over
-  // the union (scores are log-probabilities of the distribution restricted to the union, as
-  // Marian's shortlists compute them). Greedy, beam ranking, ties (lower id first), n-best
-  // and length penalty are otherwise the same rules; with a union that holds every piece the
-  // outputs are those of the full vocabulary. An output therefore depends on the other lines of
-  // its batch. The arena also holds the union's rows of the output layer (int8: d_model bytes
-  // per piece, fp16: 4 d_model; fp32 reads them in place). ForcedLogits always computes every
-  // logit. Off (false): the full vocabulary, as for a model without shortlist.
+  // TranslateIds call computes the union of its inputs' allowed pieces once (every line of the
+  // batch) and each decoder step computes the output layer (lm_head) over those rows only, for
+  // all rows and beams at once; each row then keeps the pieces of its own sentence's list
+  // (Model::ShortlistPieces of that sentence alone) and every other piece gets logit -inf, so
+  // the search never produces it and its log-softmax is normalised over the sentence's list
+  // (scores are log-probabilities of the distribution restricted to it, as Marian's
+  // shortlists compute them). Greedy, beam ranking, ties (lower id first), n-best and length
+  // penalty are otherwise the same rules; with a list that holds every piece the outputs are
+  // those of the full vocabulary. Unlike Marian's and CTranslate2's batch-wide vocabularies,
+  // an output never depends on the other lines of its batch: the same bits as the sentence
+  // alone (int8 on every CPU; fp32 where its products read the weights in place). The arena
+  // also holds the union's rows of the output layer (int8: d_model bytes per piece, fp16:
+  // 4 d_model; fp32 reads them in place) and each line's list (4 bytes per piece). ForcedLogits
+  // always computes every logit. Off (false): the full vocabulary, as for a model without
+  // shortlist.
   bool use_shortlist = true;
   WorkerWait worker_wait = WorkerWait::kYield;  // see WorkerWait
   // Batch lanes: a call of several sentences is dealt out to this many lanes (sentence i to
@@ -339,8 +344,8 @@ struct TranslatorLimits {
   // (added to arena_bytes) and its own operators, which read the weights in place; the weights
   // are never copied for a lane. A call with fewer sentences than lanes (batch-1 decoding)
   // splits each product over the pool instead. Results are the same bits with or without
-  // lanes (every sentence is computed on its own rows; a vocabulary shortlist's union is taken
-  // over the whole call either way).
+  // lanes (every sentence is computed on its own rows; with a vocabulary shortlist each row
+  // keeps its own sentence's list either way).
   //   0 (default): num_threads lanes when num_threads > 1 and every operator reads the weights
   //     in place (int8 everywhere; fp32 on x86 with AVX2), else 1. Translator::limits()
   //     reports the value in use.

@@ -1,7 +1,8 @@
 """The vocabulary shortlist end to end on the shipped checkpoint: `headwise-train shortlist`
 (on the 200 committed test pairs) -> `headwise-convert --shortlist` -> the module and the CLI.
-Outputs stay inside the union the file allows (computed here from the file, as
-format/shortlist.h defines it); a shortlist allowing every piece gives the full vocabulary's
+Outputs stay inside the pieces the file allows for their own line (computed here from the file,
+as format/shortlist.h defines it), and a line translated in a batch of 16 on two threads is
+the line translated alone, bit for bit; a shortlist allowing every piece gives the full vocabulary's
 translations bit for bit (int8: exact per output channel); shortlist=False / --no-shortlist is
 the full vocabulary; Model.info.shortlist is what inspect --json reports."""
 import json
@@ -74,20 +75,24 @@ def test_info_is_what_inspect_reports(files):
 
 
 @pytest.mark.parametrize("beam,lines", [(1, 100), (4, 50)])
-def test_outputs_stay_in_the_union_of_their_line(files, test_sentences, beam, lines):
+def test_outputs_stay_in_their_own_lines_list_in_any_batch(files, test_sentences, beam, lines):
     test_sentences = test_sentences[:lines]  # the first N of the 200: minutes on a loaded machine
     model = headwise.Model(files["with"])
-    translator = headwise.Translator(model, max_batch=1, max_beam=4)  # a batch = one line
-    assert translator.uses_shortlist
+    alone = headwise.Translator(model, max_batch=1, max_beam=4)  # a batch = one line
+    batched = headwise.Translator(model, max_batch=16, max_beam=4, threads=2)
+    assert alone.uses_shortlist and batched.uses_shortlist
     sl = sl_file.read(str(files["shortlist"]))
     always = [model.config.eos_token_id, model.config.unk_token_id]
     outside = 0
-    for line, result in zip(test_sentences, translator.translate(test_sentences, beam_size=beam,
-                                                                 num_hypotheses=beam)):
+    one = alone.translate(test_sentences, beam_size=beam, num_hypotheses=beam)
+    many = batched.translate(test_sentences, beam_size=beam, num_hypotheses=beam)
+    for line, result in zip(test_sentences, many):
         allowed = set(sl.union([model.encode(line)], always).tolist())
         for h in result:
             outside += sum(i not in allowed for i in h.ids)
     assert outside == 0
+    # The other lines of a batch change nothing (int8: exact per output channel).
+    assert [list(r) for r in many] == [list(r) for r in one]  # texts, scores, ids, flags
 
 
 @pytest.mark.parametrize("beam,nbest,lines", [(1, 1, 100), (4, 4, 40)])

@@ -45,7 +45,7 @@ struct TopCandidates {
 };
 
 // Ranks the candidates of sentence s from its `live` rows of logits starting at `x`; with a
-// shortlist only its union's tokens (the others are -inf), still in increasing order.
+// shortlist only the tokens of s's list (the others are -inf), still in increasing order.
 // `excluded` (EOS below the minimum length, else -1) is never a candidate, like PAD.
 size_t SelectCandidates(const SearchBuffers& b, const ShortlistOutput* shortlist, size_t s,
                         size_t live, float* x, size_t beam, int32_t excluded) {
@@ -55,14 +55,26 @@ size_t SelectCandidates(const SearchBuffers& b, const ShortlistOutput* shortlist
   for (size_t j = 0; j < live; ++j) {
     float* row = x + j * V;
     float max = 0.0f;
-    const float log_sum = MaskPadAndLogSumExp(b, row, &max, shortlist);
+    const float log_sum = MaskPadAndLogSumExp(b, row, &max, shortlist, s);
     const float score = b.slot_score[b.live_slot[s * K + j]];
     const int32_t base = static_cast<int32_t>(j * V);
     if (shortlist != nullptr) {
-      for (size_t i = 0; i < shortlist->size(); ++i) {
-        const int32_t v = shortlist->ids()[i];
+      // The same walk over s's list, on the logits LogSumExp gathered in its order (k-th entry =
+      // row[LineId(s, k)], PAD's already -inf), ids ascending as k rises.
+      const float* line = shortlist->GatheredLogits();
+      const size_t n = shortlist->LineSize(s);
+      size_t k = 0;
+      for (; k < n && top.size < top.capacity; ++k) {
+        const int32_t v = shortlist->LineId(s, k);
         if (v == b.pad_id || v == excluded) continue;
-        top.Offer(score + ((row[v] - max) - log_sum), base + v);
+        top.Offer(score + ((line[k] - max) - log_sum), base + v);
+      }
+      while (k < n) {
+        k = kernels::FirstScoreAbove(line, k, n, score, max, log_sum, top.value[top.size - 1]);
+        if (k == n) break;
+        const int32_t v = shortlist->LineId(s, k);
+        if (v != b.pad_id && v != excluded) top.Offer(score + ((line[k] - max) - log_sum), base + v);
+        ++k;
       }
       continue;
     }
@@ -91,7 +103,7 @@ size_t SelectCandidates(const SearchBuffers& b, const ShortlistOutput* shortlist
 void ForcePrefixId(const SearchBuffers& b, const ShortlistOutput* shortlist, size_t s,
                    size_t step, float* x) {
   float max = 0.0f;
-  const float log_sum = MaskPadAndLogSumExp(b, x, &max, shortlist);
+  const float log_sum = MaskPadAndLogSumExp(b, x, &max, shortlist, s);
   const int32_t id = b.prefixes[s].ids[step];
   b.next_parent[0] = 0;
   b.next_token[0] = id;

@@ -124,7 +124,7 @@ Status Decoder::Step(size_t rows, size_t step, float* logits) const {
     HW_RETURN_IF_ERROR(RunFeedForward(net_, ops.fc1, ops.fc2, w.final_norm, rows, b.y, b.ffn, b.tmp));
   }
   const OpTimer timer(net_.profile, OpKind::kOutputLayer);
-  if (shortlist_ != nullptr) return shortlist_->Run(rows, b.y, logits, net_.threads());
+  if (shortlist_ != nullptr) return shortlist_->Run(rows, b.y, b.rows.sentence, logits, net_.threads());
   return net_.lm_head.Run(rows, b.y, logits, net_.threads());
 }
 

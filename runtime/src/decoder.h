@@ -43,7 +43,8 @@ class ShortlistOutput;
 
 class Decoder {
  public:
-  // `shortlist` non-null: Step computes the output layer over its union only (shortlist.h).
+  // `shortlist` non-null: Step computes the output layer over its union only, each row kept to
+  // its sentence's own list (shortlist.h).
   Decoder(const Network& net, const DecoderBuffers& buf, const ShortlistOutput* shortlist = nullptr)
       : net_(net), buf_(buf), shortlist_(shortlist) {}
 
@@ -59,7 +60,7 @@ class Decoder {
   // slot rows().slot[r] and attends to positions [0, step] of that slot, and cross-attends to
   // the source rows of sentence rows().sentence[r] (RunEncoder must have run). Writes the
   // unmasked logits of row r to logits + r * vocab_size (with a shortlist: those of its
-  // union's ids, the others stay as ShortlistOutput::Prepare set them, -inf). No allocation.
+  // sentence's list, the others -inf: ShortlistOutput::Run and Prepare). No allocation.
   Status Step(size_t rows, size_t step, float* logits) const;
 
   // Gives slot `to` the history of slot `from`, positions [0, length) (a beam that continues

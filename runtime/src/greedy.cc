@@ -57,22 +57,22 @@ Status RunGreedy(const Decoder& decoder, const SearchBuffers& b, size_t batch,
       const size_t s = static_cast<size_t>(rows_of.sentence[r]);
       float* x = b.logits + r * V;
       float max = 0.0f;
-      const float log_sum = MaskPadAndLogSumExp(b, x, &max, shortlist);
+      const float log_sum = MaskPadAndLogSumExp(b, x, &max, shortlist, s);
       size_t best = 0;
       if (step < PrefixLength(b, s)) {  // forced: the prefix's id (never EOS)
         best = static_cast<size_t>(b.prefixes[s].ids[step]);
       } else if (options.sample) {
-        // Every id outside a shortlist's union is -inf, so never a candidate.
+        // Every id outside a shortlist's list for s is -inf, so never a candidate.
         best = static_cast<size_t>(DrawToken(x, V, options, eos_allowed ? -1 : b.eos_id,
                                              SampleUniform(b.sample_key[s], step), b.eos_id,
                                              scratch));
       } else {
         best = kernels::FirstIndexOf(x, V, max);  // lowest id reaching the maximum
         if (!eos_allowed && best == eos) best = ArgmaxExcept(x, V, eos);
-        // With a shortlist the ids outside its union are -inf: best is inside unless every
-        // logit of the union is -inf or NaN (non-finite weights); EOS (always inside) then
+        // With a shortlist the ids outside s's list are -inf: best is inside unless every
+        // logit of the list is -inf or NaN (non-finite weights); EOS (always inside) then
         // ends it.
-        if (shortlist != nullptr && !shortlist->Allows(best)) best = eos;
+        if (shortlist != nullptr && !shortlist->Allows(s, best)) best = eos;
       }
       b.slot_score[s] += (x[best] - max) - log_sum;
       int32_t* ids = b.slot_ids + s * T;

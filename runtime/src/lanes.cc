@@ -35,12 +35,16 @@ void LayoutLane(const Model::Impl& model, const TranslatorLimits& lane_limits,
   lane->spans = c.Take<TokenSpan>({lane->max_sentences});
   lane->prefixes = c.Take<TokenSpan>({lane->max_sentences});
   if (shortlist == nullptr) return;
-  // The union, its runs and gathered rows are the Translator's; the product's output rows and
-  // LogSumExp's row are per lane (shortlist.h).
+  // The union, its runs and gathered rows are the Translator's; the product's output rows,
+  // LogSumExp's row, the marks and the lines' lists are per lane (shortlist.h).
   ShortlistBuffers& view = lane->shortlist_view;
   view = *shortlist;
   view.max_rows = static_cast<size_t>(lane_limits.max_batch) * static_cast<size_t>(lane_limits.max_beam);
   view.row = c.Take<float>({view.capacity});
+  view.marks = c.Take<uint8_t>({static_cast<size_t>(model.config.vocab_size)});
+  view.max_lines = lane->max_sentences;
+  view.line_pos = c.Take<int32_t>({view.max_lines, view.line_capacity});
+  view.line_size = c.Take<int32_t>({view.max_lines});
   if (shortlist->out != nullptr) view.out = c.Take<float>({view.max_rows, view.capacity});
 }
 
@@ -121,7 +125,8 @@ Status RunLane(Lane& lane, const LaneCall& call) {
   HW_RETURN_IF_ERROR(RunEncoder(lane.net, lane.buf.encoder, lane.spans, n));
   const ShortlistOutput* shortlist = nullptr;
   if (call.main_shortlist->valid()) {
-    lane.shortlist.AdoptUnion(*call.main_shortlist, lane.buf.search.logits,
+    lane.shortlist.AdoptUnion(*call.main_shortlist, lane.spans, lane.buf.search.prefixes, n,
+                              lane.buf.search.logits,
                               n * static_cast<size_t>(call.options->beam_size));
     shortlist = &lane.shortlist;
   }

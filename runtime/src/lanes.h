@@ -7,9 +7,10 @@
 //
 // Exactness: every sentence is computed on its own rows by kernels whose per-row result does not
 // depend on the other rows of a product (int8: exact int32 sums; fp32 in place: one summation
-// order for one row and several, kernels/f32_gemv.h), and a vocabulary shortlist's union is
-// taken over the whole call (Translator::Impl::shortlist prepares it, each lane adopts it), so
-// results are the same bits with lanes as without.
+// order for one row and several, kernels/f32_gemv.h), and with a vocabulary shortlist each row
+// keeps its own sentence's list (Translator::Impl::shortlist prepares the call's union, each
+// lane adopts it and records its sentences' lists), so results are the same bits with lanes as
+// without, and as for each sentence alone.
 //
 // Ownership: each Lane owns an arena planned for ceil(max_batch / lanes) sentences (no sort
 // window), its own operators (a Network without a pool, on the lane's int8 scratch) and a view of

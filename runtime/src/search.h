@@ -74,11 +74,11 @@ Status RunBeam(const Decoder& decoder, const SearchBuffers& buf, size_t batch,
 
 // Sets the PAD logit to -inf (PAD is never produced); returns log(sum exp(x - max)) over the
 // row and writes max, so that log_softmax(x)_v = (x_v - max) - returned value. With a
-// shortlist (non-null) only its union's logits are summed (every other one is -inf and adds
-// 0): ShortlistOutput::LogSumExp, the same value and, when the union holds every id, the
-// same bits.
+// shortlist (non-null) only the logits of `sentence`'s list are summed (every other one is
+// -inf and adds 0): ShortlistOutput::LogSumExp, the same value and, when the list holds every
+// id, the same bits.
 float MaskPadAndLogSumExp(const SearchBuffers& buf, float* logits, float* max_out,
-                          const ShortlistOutput* shortlist = nullptr);
+                          const ShortlistOutput* shortlist = nullptr, size_t sentence = 0);
 
 // sum_logprobs / length^length_penalty, all in float32 as the reference computes it.
 float NormalizedScore(float sum_logprobs, size_t length, float length_penalty);

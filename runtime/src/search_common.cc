@@ -8,9 +8,9 @@
 namespace headwise {
 
 float MaskPadAndLogSumExp(const SearchBuffers& buf, float* logits, float* max_out,
-                          const ShortlistOutput* shortlist) {
+                          const ShortlistOutput* shortlist, size_t sentence) {
   logits[buf.pad_id] = -std::numeric_limits<float>::infinity();
-  if (shortlist != nullptr) return shortlist->LogSumExp(logits, max_out);
+  if (shortlist != nullptr) return shortlist->LogSumExp(logits, sentence, max_out);
   const kernels::LogSoftmaxNorm norm = kernels::LogSoftmaxNormalizer(logits, buf.vocab);
   *max_out = norm.max;
   return norm.log_sum;

@@ -35,6 +35,11 @@ void LayoutShortlist(const Model::Impl& model, const TranslatorLimits& limits, A
   const uint64_t bound = model.shortlist.num_frequent + 2 +
                          sources * model.shortlist_stats.longest + std::min<uint64_t>(V, B * T);
   const size_t C = static_cast<size_t>(std::min<uint64_t>(V, bound));
+  // One line's list: the same terms for a batch of one.
+  const uint64_t line_bound = model.shortlist.num_frequent + 2 +
+                              std::min<uint64_t>(V, S) * model.shortlist_stats.longest +
+                              std::min<uint64_t>(V, T);
+  const size_t L = static_cast<size_t>(std::min<uint64_t>(C, line_bound));
   buf->capacity = C;
   buf->max_rows = static_cast<size_t>(R);
   buf->marks = c.Take<uint8_t>({static_cast<size_t>(V)});
@@ -43,6 +48,10 @@ void LayoutShortlist(const Model::Impl& model, const TranslatorLimits& limits, A
   buf->run_length = c.Take<int32_t>({C});
   buf->run_offset = c.Take<int32_t>({C});
   buf->row = c.Take<float>({C});
+  buf->max_lines = static_cast<size_t>(B);
+  buf->line_capacity = L;
+  buf->line_pos = c.Take<int32_t>({static_cast<size_t>(B), L});
+  buf->line_size = c.Take<int32_t>({static_cast<size_t>(B)});
   switch (model.lm_head.dtype) {
     case DType::kI8:
       // The gathered rows, row-major or packed (Prepare): room for the larger, the packed.
@@ -115,40 +124,78 @@ void ShortlistOutput::Prepare(const TokenSpan* sources, const TokenSpan* prefixe
     case DType::kF32:
       break;
   }
+  CollectLines(sources, prefixes, batch);
   std::fill(logits, logits + rows * V, -std::numeric_limits<float>::infinity());
 }
 
-void ShortlistOutput::AdoptUnion(const ShortlistOutput& from, float* logits, size_t rows) {
+void ShortlistOutput::AdoptUnion(const ShortlistOutput& from, const TokenSpan* sources,
+                                 const TokenSpan* prefixes, size_t batch, float* logits,
+                                 size_t rows) {
   size_ = from.size_;
   runs_ = from.runs_;
   packed_ = from.packed_;
+  CollectLines(sources, prefixes, batch);
   const size_t V = model_->config.vocab_size;
   std::fill(logits, logits + rows * V, -std::numeric_limits<float>::infinity());
 }
 
-float ShortlistOutput::LogSumExp(const float* logits, float* max_out) const {
+// Line s's list as positions in the union: format/shortlist.h's marks for that line alone,
+// read off along the union (every marked id is in it: the union marked a superset).
+void ShortlistOutput::CollectLines(const TokenSpan* sources, const TokenSpan* prefixes,
+                                   size_t batch) {
+  const Model::Impl& m = *model_;
   const ShortlistBuffers& b = *buf_;
-  for (size_t j = 0; j < size_; ++j) b.row[j] = logits[b.ids[j]];
-  const kernels::LogSoftmaxNorm norm = kernels::LogSoftmaxNormalizer(b.row, size_);
+  const int32_t always[] = {m.config.eos_token_id, m.config.unk_token_id};
+  for (size_t s = 0; s < batch; ++s) {
+    ShortlistBegin(m.shortlist, always, 2, b.marks);
+    ShortlistAddSource(m.shortlist, sources[s].ids, sources[s].size, b.marks);
+    if (prefixes != nullptr) ShortlistAddTargets(prefixes[s].ids, prefixes[s].size, b.marks);
+    int32_t* pos = b.line_pos + s * b.line_capacity;
+    size_t k = 0;
+    // The line bound (LayoutShortlist) holds every list, so pos has room.
+    for (size_t j = 0; j < size_; ++j) {
+      if (b.marks[b.ids[j]] != 0) pos[k++] = static_cast<int32_t>(j);
+    }
+    b.line_size[s] = static_cast<int32_t>(k);
+  }
+}
+
+bool ShortlistOutput::Allows(size_t line, size_t id) const {
+  const ShortlistBuffers& b = *buf_;
+  const int32_t* pos = b.line_pos + line * b.line_capacity;
+  const int32_t* end = pos + b.line_size[line];
+  const int32_t* at = std::lower_bound(
+      pos, end, static_cast<int64_t>(id),
+      [&](int32_t p, int64_t want) { return static_cast<int64_t>(b.ids[p]) < want; });
+  return at != end && static_cast<size_t>(b.ids[*at]) == id;
+}
+
+float ShortlistOutput::LogSumExp(const float* logits, size_t line, float* max_out) const {
+  const ShortlistBuffers& b = *buf_;
+  const int32_t* pos = b.line_pos + line * b.line_capacity;
+  const size_t n = static_cast<size_t>(b.line_size[line]);
+  for (size_t k = 0; k < n; ++k) b.row[k] = logits[b.ids[pos[k]]];
+  const kernels::LogSoftmaxNorm norm = kernels::LogSoftmaxNormalizer(b.row, n);
   *max_out = norm.max;
   return norm.log_sum;
 }
 
-Status ShortlistOutput::Run(size_t rows, const float* x, float* logits, Workers workers) const {
+Status ShortlistOutput::Run(size_t rows, const float* x, const int32_t* line_of_row, float* logits,
+                            Workers workers) const {
   if (rows > buf_->max_rows) {
     return InternalError("shortlist: " + std::to_string(rows) + " rows exceed the planned " +
                          std::to_string(buf_->max_rows));
   }
   if (model_->lm_head.dtype == DType::kI8) {
-    RunInt8(rows, x, logits, workers);
+    RunInt8(rows, x, line_of_row, logits, workers);
   } else {
-    RunFloat(rows, x, logits, workers);
+    RunFloat(rows, x, line_of_row, logits, workers);
   }
   return Status::Ok();
 }
 
-void ShortlistOutput::RunFloat(size_t rows, const float* x, float* logits,
-                               Workers workers) const {
+void ShortlistOutput::RunFloat(size_t rows, const float* x, const int32_t* line_of_row,
+                               float* logits, Workers workers) const {
   const Model::Impl& m = *model_;
   const ShortlistBuffers& b = *buf_;
   const size_t V = m.config.vocab_size;
@@ -172,9 +219,27 @@ void ShortlistOutput::RunFloat(size_t rows, const float* x, float* logits,
     }
   };
   ParallelFor(workers, runs_, rows * d * size_, run);
+  // Each row keeps its own line's ids: the union's others become -inf.
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t line = static_cast<size_t>(line_of_row[r]);
+    const size_t n = static_cast<size_t>(b.line_size[line]);
+    if (n == size_) continue;  // the line's list is the union
+    const int32_t* pos = b.line_pos + line * b.line_capacity;
+    float* to = logits + r * V;
+    size_t k = 0;
+    for (size_t j = 0; j < size_; ++j) {
+      if (k < n && static_cast<size_t>(pos[k]) == j) {
+        ++k;
+      } else {
+        to[b.ids[j]] = kMinusInf;
+      }
+    }
+  }
 }
 
-void ShortlistOutput::RunInt8(size_t rows, const float* x, float* logits, Workers workers) const {
+void ShortlistOutput::RunInt8(size_t rows, const float* x, const int32_t* line_of_row,
+                              float* logits, Workers workers) const {
   const Model::Impl& m = *model_;
   const ShortlistBuffers& b = *buf_;
   const size_t V = m.config.vocab_size;
@@ -202,10 +267,27 @@ void ShortlistOutput::RunInt8(size_t rows, const float* x, float* logits, Worker
     }
     kernels::Int8Gemm(a, begin, begin + count);
   });
+  // Each row: its own line's ids from the product, the union's others -inf.
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
   for (size_t r = 0; r < rows; ++r) {
     const float* from = b.out + r * n;
     float* to = logits + r * V;
-    for (size_t j = 0; j < n; ++j) to[b.ids[j]] = from[j];
+    const size_t line = static_cast<size_t>(line_of_row[r]);
+    const size_t in_line = static_cast<size_t>(b.line_size[line]);
+    if (in_line == n) {  // the line's list is the union
+      for (size_t j = 0; j < n; ++j) to[b.ids[j]] = from[j];
+      continue;
+    }
+    const int32_t* pos = b.line_pos + line * b.line_capacity;
+    size_t k = 0;
+    for (size_t j = 0; j < n; ++j) {
+      if (k < in_line && static_cast<size_t>(pos[k]) == j) {
+        to[b.ids[j]] = from[j];
+        ++k;
+      } else {
+        to[b.ids[j]] = kMinusInf;
+      }
+    }
   }
 }
 

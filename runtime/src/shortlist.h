@@ -1,18 +1,24 @@
-// runtime/src/shortlist.h: the output layer (lm_head) over a vocabulary shortlist's union for
-// one call (format/shortlist.h defines the union), as Marian's lexical shortlists and
-// CTranslate2's vocabulary map do.
+// runtime/src/shortlist.h: the output layer (lm_head) over a vocabulary shortlist for one
+// call (format/shortlist.h defines a line's allowed pieces), as Marian's lexical shortlists and
+// CTranslate2's vocabulary map do, but restricted per line.
 //
-// Per TranslateIds call, before decoding, Prepare computes the union of the batch's source
-// pieces (all lines of the batch, so every row and beam of the call shares one subset),
-// ascending, gathers what the product needs into the arena, and sets the logits rows the call
-// can use to -inf. Each decoder step then runs Run instead of the full lm_head: it writes the
-// logits of the union's ids only and leaves every other id at -inf, so the searches
-// (greedy.cc, beam.cc) run unchanged over vocab-sized rows: the log-softmax normaliser is over
-// the union (-inf contributes nothing), argmax and beam ranking only see the union's ids, ties
-// still go to the lower id.
+// Per TranslateIds call, before decoding, Prepare computes the union of the batch's allowed
+// pieces (all lines of the batch, ascending), gathers what the product needs into the arena,
+// and records each line's own list (the pieces format/shortlist.h allows for that line alone:
+// the frequent ids, EOS, UNK, the lists of its source ids, its target prefix's ids) as
+// positions in the union. Each decoder step then runs Run instead of the full lm_head: the
+// product runs once over the union for all rows, and each row keeps the logits of its own
+// line's list only; every other id of the row is -inf. So the searches (greedy.cc, beam.cc,
+// sampler.cc) run unchanged over vocab-sized rows, and a row is exactly the row its line gets
+// when translated alone: the log-softmax normaliser is over the line's list (LogSumExp gathers
+// it in id order, as a batch of one gathers its union), argmax, beam ranking and sampling only
+// see the line's ids, ties still go to the lower id. A translation never depends on the other
+// lines of its call (Marian's and CTranslate2's batch unions do: there a line can produce a
+// neighbour's piece, and its scores are normalised over the neighbours' pieces too).
 //
 // Exactness: the logit of an id in the union is the one the full product gives wherever the
-// full product runs the same kernel on one output channel at a time:
+// full product runs the same kernel on one output channel at a time, and it does not depend on
+// which other ids the union holds:
 //   - I8 weights: the union's int8 rows, their scales and bias entries are gathered into the
 //     arena once per call, and the int8 kernel (kernels/int8_gemm.h; exact int32 sums and the
 //     same scalar finish on every kernel family) runs over them; identical to the full product
@@ -28,11 +34,12 @@
 //     rounds to F16, the union's does not.
 //
 // Memory (planned by LayoutShortlist from the limits): marks [V] bytes and the union's ids
-// [C] plus runs [3 C], one row of union logits [C] floats; I8: [C, d] int8 rows (room for their
-// packed layout, Int8VnniPackedBytes(C, d)), [C] scales and biases and the compact output
-// [R, C]; F16: [C, d] floats. C = min(V, frequent + 2 + min(V, B * S) * longest list
-// + min(V, B * T)), the last term for the target prefixes' ids.
-// No allocation after Create.
+// [C] plus runs [3 C], one row of gathered logits [C] floats, the lines' lists [B, L] and
+// sizes [B]; I8: [C, d] int8 rows (room for their packed layout, Int8VnniPackedBytes(C, d)),
+// [C] scales and biases and the compact output [R, C]; F16: [C, d] floats.
+// C = min(V, frequent + 2 + min(V, B * S) * longest + min(V, B * T)) bounds the union and
+// L = min(C, frequent + 2 + min(V, S) * longest + min(V, T)) one line's list (the last terms
+// for the target prefixes' ids). No allocation after Create.
 #ifndef HEADWISE_RUNTIME_SHORTLIST_H_
 #define HEADWISE_RUNTIME_SHORTLIST_H_
 
@@ -63,7 +70,11 @@ struct ShortlistBuffers {
   float* bias = nullptr;         // I8: [C] gathered final_logits_bias
   float* out = nullptr;          // I8: [R, C] the union's logits before the scatter
   float* w32 = nullptr;          // F16: [C, d] widened rows
-  float* row = nullptr;          // [C] one row's union logits (LogSumExp)
+  float* row = nullptr;          // [C] one row's line logits (LogSumExp)
+  size_t max_lines = 0;          // B
+  size_t line_capacity = 0;      // L
+  int32_t* line_pos = nullptr;   // [B, L] each line's list: positions in `ids`, ascending
+  int32_t* line_size = nullptr;  // [B]
 };
 
 // Whether a Translator with these limits uses the model's shortlist.
@@ -82,35 +93,54 @@ class ShortlistOutput {
 
   bool valid() const { return model_ != nullptr; }
 
-  // The union of the `batch` sources (validated: ids inside the vocabulary), EOS and UNK, and
-  // the ids of their target prefixes (null: none; validated); gathers the rows; sets logits
-  // rows [0, rows) to -inf (rows <= R). No allocation.
+  // The union of the `batch` lines' allowed pieces (sources validated: ids inside the
+  // vocabulary; EOS and UNK; the ids of their target prefixes, null: none, validated) and each
+  // line's own list (line s = sources[s]); gathers the rows; sets logits rows [0, rows) to -inf
+  // (rows <= R, batch <= B). No allocation.
   void Prepare(const TokenSpan* sources, const TokenSpan* prefixes, size_t batch, float* logits,
                size_t rows);
 
   // Takes the union of `from`'s last Prepare (a batch lane, lanes.h: this operator's buffers
-  // point at `from`'s union and gathered rows, with scratch of its own for the product's output
-  // and LogSumExp) and sets logits rows [0, rows) to -inf (rows <= this operator's R). `from`
-  // must not Prepare again while this operator runs. No allocation.
-  void AdoptUnion(const ShortlistOutput& from, float* logits, size_t rows);
+  // point at `from`'s union and gathered rows, with scratch of its own for the product's output,
+  // LogSumExp and the lines' lists), records the lists of this lane's `batch` lines (each
+  // inside `from`'s union: the lane's lines are some of the lines `from` prepared) and sets
+  // logits rows [0, rows) to -inf (rows <= this operator's R). `from` must not Prepare again
+  // while this operator runs. No allocation.
+  void AdoptUnion(const ShortlistOutput& from, const TokenSpan* sources, const TokenSpan* prefixes,
+                  size_t batch, float* logits, size_t rows);
 
-  // Logits of `rows` rows (x: [rows, d]) for the union's ids into logits + r * V; other ids
-  // untouched. No allocation.
-  Status Run(size_t rows, const float* x, float* logits, Workers workers) const;
+  // Logits of `rows` rows (x: [rows, d]; row r decodes line line_of_row[r]) into
+  // logits + r * V: the product's value for the ids of the row's line, -inf for the union's
+  // other ids; ids outside the union untouched (Prepare set them to -inf). No allocation.
+  Status Run(size_t rows, const float* x, const int32_t* line_of_row, float* logits,
+             Workers workers) const;
 
-  // The union of the last Prepare: its size, its ids ascending, and whether it holds `id`.
+  // The union of the last Prepare: its size and its ids ascending.
   size_t size() const { return size_; }
   const int32_t* ids() const { return buf_->ids; }
-  bool Allows(size_t id) const { return buf_->marks[id] != 0; }
+  // Line `line`'s list: its size, its k-th id (ascending in k), and whether it holds `id`
+  // (binary search).
+  size_t LineSize(size_t line) const { return static_cast<size_t>(buf_->line_size[line]); }
+  int32_t LineId(size_t line, size_t k) const {
+    return buf_->ids[buf_->line_pos[line * buf_->line_capacity + k]];
+  }
+  bool Allows(size_t line, size_t id) const;
 
-  // log(sum exp(x - max)) over the union's entries of one vocab-sized logits row (the others
-  // are -inf and add nothing) and its max (kernels::LogSoftmaxNormalizer over the union's
-  // logits gathered in id order: with every id in the union, exactly the full row's result).
-  float LogSumExp(const float* logits, float* max_out) const;
+  // log(sum exp(x - max)) over line `line`'s entries of one vocab-sized logits row (the others
+  // are -inf and add nothing) and its max (kernels::LogSoftmaxNormalizer over the line's
+  // logits gathered in id order: the value a batch of that line alone computes, and with every
+  // id in the list exactly the full row's result).
+  float LogSumExp(const float* logits, size_t line, float* max_out) const;
+  // The logits the last LogSumExp gathered: [LineSize(line)] in the order of LineId(line, k).
+  // Valid until the next LogSumExp on this operator.
+  const float* GatheredLogits() const { return buf_->row; }
 
  private:
-  void RunFloat(size_t rows, const float* x, float* logits, Workers workers) const;
-  void RunInt8(size_t rows, const float* x, float* logits, Workers workers) const;
+  void CollectLines(const TokenSpan* sources, const TokenSpan* prefixes, size_t batch);
+  void RunFloat(size_t rows, const float* x, const int32_t* line_of_row, float* logits,
+                Workers workers) const;
+  void RunInt8(size_t rows, const float* x, const int32_t* line_of_row, float* logits,
+               Workers workers) const;
 
   const Model::Impl* model_ = nullptr;
   const ShortlistBuffers* buf_ = nullptr;

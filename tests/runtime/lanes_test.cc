@@ -1,6 +1,6 @@
 // Batch lanes (runtime/src/lanes.h, TranslatorLimits::batch_lanes): a call of several sentences
 // run as whole sub-batches, one per thread of the pool. The results must be the same bits as on
-// one thread (every sentence on its own rows; the shortlist's union over the whole call), in the
+// one thread (every sentence on its own rows and, with a shortlist, its own list), in the
 // caller's order, for greedy, beam n-best and TranslateIdsEach; the lane count is resolved and
 // refused as documented; the lanes' memory is part of the plan and of max_memory_bytes.
 #include <gtest/gtest.h>

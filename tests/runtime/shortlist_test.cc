@@ -1,8 +1,9 @@
-// The vocabulary shortlist in the runtime (runtime/src/shortlist.h): the union a call computes,
-// the output layer over it against the full lm_head (per weight format and row count), the
-// searches over it against the plain reference search restricted to the same union, identity
-// with the full vocabulary when the union holds every piece, use_shortlist = false, and the
-// model's description of its shortlist.
+// The vocabulary shortlist in the runtime (runtime/src/shortlist.h): the union a call computes
+// and each line's list, the output layer over it against the full lm_head (per weight format
+// and row count), the searches over it against the plain reference search restricted to each
+// line's list, outputs independent of the other lines of a batch, identity with the full
+// vocabulary when the lists hold every piece, use_shortlist = false, and the model's
+// description of its shortlist.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -192,7 +193,8 @@ TEST_P(ShortlistOutputTest, UnionLogitsAreTheFullProductsOthersMinusInfinity) {
     std::vector<float> full(rows * V), part(rows * V, 123.0f);
     ASSERT_TRUE((*reference)->net.lm_head.Run(rows, x.data(), full.data(), nullptr).ok());
     t.shortlist.Prepare(&span, nullptr, 1, part.data(), rows);
-    ASSERT_TRUE(t.shortlist.Run(rows, x.data(), part.data(), nullptr).ok());
+    const std::vector<int32_t> line_of_row(rows, 0);
+    ASSERT_TRUE(t.shortlist.Run(rows, x.data(), line_of_row.data(), part.data(), nullptr).ok());
     auto pieces = m->model->ShortlistPieces({src});
     ASSERT_TRUE(pieces.ok());
     ASSERT_EQ(t.shortlist.size(), pieces->size());
@@ -205,7 +207,7 @@ TEST_P(ShortlistOutputTest, UnionLogitsAreTheFullProductsOthersMinusInfinity) {
     for (size_t r = 0; r < rows; ++r) {
       for (size_t v = 0; v < V; ++v) {
         const float got = part[r * V + v], want = full[r * V + v];
-        if (!t.shortlist.Allows(v)) {
+        if (!t.shortlist.Allows(0, v)) {
           ASSERT_EQ(got, -std::numeric_limits<float>::infinity()) << "row " << r << " id " << v;
         } else if (exact) {
           ASSERT_EQ(got, want) << "row " << r << " id " << v;
@@ -217,6 +219,65 @@ TEST_P(ShortlistOutputTest, UnionLogitsAreTheFullProductsOthersMinusInfinity) {
   }
 }
 
+// Rows of different lines in one product: each row holds its own line's ids (the product's
+// values, the same bits as that line prepared alone) and -inf for every other id, and its
+// normaliser is the one the line alone gets.
+TEST_P(ShortlistOutputTest, EachRowKeepsItsOwnLinesList) {
+  const ModelOptions o = Options(GetParam());
+  auto m = BuildWith(o, testing::MakeSyntheticShortlist(o.vocab, 4, 6, 3));
+  ASSERT_NE(m, nullptr);
+  auto made = CreateTranslatorImpl(m->model, Limits(true, 1));
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  Translator::Impl& t = **made;
+  const size_t V = o.vocab, d = o.d_model;
+  const std::vector<std::vector<int32_t>> lines = {{3, 9, 10}, {50, 51, 0}, {77}};
+  std::vector<TokenSpan> spans;
+  for (const auto& l : lines) spans.push_back({l.data(), l.size()});
+  const std::vector<int32_t> line_of_row = {2, 0, 1, 0, 2};
+  const size_t rows = line_of_row.size();
+  std::vector<float> x(rows * d);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.29f * static_cast<float>(i) + 0.3f);
+  std::vector<float> together(rows * V);
+  t.shortlist.Prepare(spans.data(), nullptr, lines.size(), together.data(), rows);
+  ASSERT_TRUE(t.shortlist.Run(rows, x.data(), line_of_row.data(), together.data(), nullptr).ok());
+  auto all = m->model->ShortlistPieces(lines);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(t.shortlist.size(), all->size());
+  std::vector<float> norm(rows), maxes(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    norm[r] = t.shortlist.LogSumExp(together.data() + r * V, line_of_row[r], &maxes[r]);
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    SCOPED_TRACE("row " + std::to_string(r));
+    const size_t line = static_cast<size_t>(line_of_row[r]);
+    auto own = m->model->ShortlistPieces({lines[line]});
+    ASSERT_TRUE(own.ok());
+    ASSERT_LT(own->size(), all->size());  // a real restriction inside the union
+    ASSERT_EQ(t.shortlist.LineSize(line), own->size());
+    // The line alone: one row, the same input.
+    std::vector<float> alone(V);
+    t.shortlist.Prepare(&spans[line], nullptr, 1, alone.data(), 1);
+    const int32_t zero = 0;
+    ASSERT_TRUE(t.shortlist.Run(1, x.data() + r * d, &zero, alone.data(), nullptr).ok());
+    float alone_max = 0.0f;
+    const float alone_norm = t.shortlist.LogSumExp(alone.data(), 0, &alone_max);
+    for (size_t v = 0; v < V; ++v) {
+      const bool in = std::binary_search(own->begin(), own->end(), static_cast<int32_t>(v));
+      EXPECT_EQ(t.shortlist.Allows(0, v), in) << "id " << v;
+      if (!in) {
+        ASSERT_EQ(together[r * V + v], -std::numeric_limits<float>::infinity()) << "id " << v;
+      } else {
+        ASSERT_TRUE(std::isfinite(together[r * V + v])) << "id " << v;
+      }
+      ASSERT_EQ(together[r * V + v], alone[v]) << "id " << v;
+    }
+    EXPECT_EQ(norm[r], alone_norm);
+    EXPECT_EQ(maxes[r], alone_max);
+    // Back to the three lines for the next row's reference.
+    t.shortlist.Prepare(spans.data(), nullptr, lines.size(), together.data(), 0);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, ShortlistOutputTest,
                          ::testing::Values(WeightFormat::kF32, WeightFormat::kF16,
                                            WeightFormat::kI8),
@@ -224,9 +285,10 @@ INSTANTIATE_TEST_SUITE_P(Formats, ShortlistOutputTest,
                            return std::string(WeightFormatName(i.param));
                          });
 
-// Greedy and beam over the union are the reference search over the same union: the
-// reference masks every other logit and never proposes another token.
-TEST(ShortlistSearch, GreedyAndBeamMatchTheReferenceSearchOverTheUnion) {
+// Greedy and beam over a line's list are the reference search over the same list: the
+// reference masks every other logit and never proposes another token; alone and in a batch of
+// three.
+TEST(ShortlistSearch, GreedyAndBeamMatchTheReferenceSearchOverEachLinesList) {
   const ModelOptions o = Options(WeightFormat::kF32, 8);
   auto m = BuildWith(o, testing::MakeSyntheticShortlist(o.vocab, 6, 4, 21));
   ASSERT_NE(m, nullptr);
@@ -240,14 +302,21 @@ TEST(ShortlistSearch, GreedyAndBeamMatchTheReferenceSearchOverTheUnion) {
       auto allowed = m->model->ShortlistPieces({src});
       ASSERT_TRUE(allowed.ok());
       ASSERT_LT(allowed->size(), o.vocab);  // a real restriction
-      const Output got = Translate(*t, {src}, so);
       const auto want = testing::ReferenceSearch(ref, src, so, 12, &*allowed);
       const size_t n = std::min<size_t>(want.size(), static_cast<size_t>(so.num_hypotheses));
-      ASSERT_EQ(got.ids.size(), n);
-      for (size_t k = 0; k < n; ++k) {
-        EXPECT_EQ(got.ids[k], want[k].ids) << "hypothesis " << k;
-        EXPECT_NEAR(got.scores[k], want[k].score, 1e-4) << "hypothesis " << k;
-        EXPECT_EQ(got.finished[k], want[k].finished) << "hypothesis " << k;
+      // Alone, then between two other lines (whose lists differ from this one's).
+      const std::vector<int32_t> left = testing::RandomSource(o, 6, 170 + seed);
+      const std::vector<int32_t> right = testing::RandomSource(o, 9, 270 + seed);
+      for (bool batched : {false, true}) {
+        SCOPED_TRACE(batched ? "batch of 3" : "alone");
+        const Output all = batched ? Translate(*t, {left, src, right}, so) : Translate(*t, {src}, so);
+        const size_t first = batched ? t->num_hypotheses(0) : 0;
+        ASSERT_EQ(t->num_hypotheses(batched ? 1 : 0), n);
+        for (size_t k = 0; k < n; ++k) {
+          EXPECT_EQ(all.ids[first + k], want[k].ids) << "hypothesis " << k;
+          EXPECT_NEAR(all.scores[first + k], want[k].score, 1e-4) << "hypothesis " << k;
+          EXPECT_EQ(all.finished[first + k], want[k].finished) << "hypothesis " << k;
+        }
       }
     }
   }
@@ -290,10 +359,58 @@ INSTANTIATE_TEST_SUITE_P(Formats, EverythingShortlistTest,
                            return std::string(WeightFormatName(i.param));
                          });
 
-// A small shortlist restricts every output to the union of its call's lines (all lines of the
-// batch together), greedy and beam, one thread or two; a shortlist holding the full run's
+// A batch translates each line exactly as that line alone: the other lines' pieces are never
+// produced and do not enter its normaliser. Every weight format, greedy, beam n-best and
+// sampling, one thread or two (batch lanes); bit for bit where the products are exact per
+// output channel (int8; fp32 and fp16 where the gemv runs, x86 AVX2 + FMA).
+TEST(ShortlistSearch, EachLineOfABatchIsTranslatedAsAlone) {
+  for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kF16, WeightFormat::kI8}) {
+    const ModelOptions o = Options(f, 16);
+    auto m = BuildWith(o, testing::MakeSyntheticShortlist(o.vocab, 3, 3, 9));
+    ASSERT_NE(m, nullptr);
+    const bool exact = f == WeightFormat::kI8 || kernels::HaveFastF32Gemv();
+    const auto sources = Sources(o, 4, 900);
+    auto one = Make(m->model, true, 1);
+    ASSERT_NE(one, nullptr);
+    std::vector<SearchOptions> searches = Searches();
+    SearchOptions sample;
+    sample.sample = true;
+    sample.top_k = 5;
+    sample.seed = 3;
+    searches.push_back(sample);
+    for (int threads : {1, 2}) {
+      auto t = Make(m->model, true, threads);
+      ASSERT_NE(t, nullptr);
+      for (const SearchOptions& so : searches) {
+        SCOPED_TRACE(std::string(WeightFormatName(f)) + " threads " + std::to_string(threads) +
+                     " beam " + std::to_string(so.beam_size) + (so.sample ? " sampled" : ""));
+        const Output together = Translate(*t, sources, so);
+        Output alone;
+        for (const auto& src : sources) {
+          const Output a = Translate(*one, {src}, so);
+          alone.ids.insert(alone.ids.end(), a.ids.begin(), a.ids.end());
+          alone.scores.insert(alone.scores.end(), a.scores.begin(), a.scores.end());
+          alone.finished.insert(alone.finished.end(), a.finished.begin(), a.finished.end());
+        }
+        ASSERT_EQ(together.ids, alone.ids);
+        EXPECT_EQ(together.finished, alone.finished);
+        ASSERT_EQ(together.scores.size(), alone.scores.size());
+        for (size_t k = 0; k < alone.scores.size(); ++k) {
+          if (exact) {
+            EXPECT_EQ(together.scores[k], alone.scores[k]) << "hypothesis " << k;
+          } else {
+            EXPECT_NEAR(together.scores[k], alone.scores[k], 1e-5) << "hypothesis " << k;
+          }
+        }
+      }
+    }
+  }
+}
+
+// A small shortlist restricts every output to its own line's list (not the union of its
+// call's lines), greedy and beam, one thread or two; a shortlist holding the full run's
 // choices keeps greedy's ids; use_shortlist = false is the model without shortlist, bit for bit.
-TEST(ShortlistSearch, OutputsStayInTheUnionOfTheirBatch) {
+TEST(ShortlistSearch, OutputsStayInTheirOwnLinesList) {
   for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kF16, WeightFormat::kI8}) {
     const ModelOptions o = Options(f, 12);
     auto m = BuildWith(o, testing::MakeSyntheticShortlist(o.vocab, 2, 2, 5));
@@ -308,13 +425,21 @@ TEST(ShortlistSearch, OutputsStayInTheUnionOfTheirBatch) {
       for (const SearchOptions& so : Searches()) {
         const Output out = Translate(*t, sources, so);
         ASSERT_FALSE(out.ids.empty());
-        for (const auto& ids : out.ids) {
-          for (int32_t id : ids) {
-            EXPECT_TRUE(std::binary_search(allowed->begin(), allowed->end(), id))
-                << WeightFormatName(f) << " beam " << so.beam_size << ": id " << id
-                << " outside the union";
+        // Hypotheses come sentence by sentence, num_hypotheses each (every search finds them).
+        size_t k = 0;
+        for (size_t s = 0; s < sources.size(); ++s) {
+          auto own = m->model->ShortlistPieces({sources[s]});
+          ASSERT_TRUE(own.ok());
+          ASSERT_LT(own->size(), allowed->size());
+          for (size_t h = 0; h < t->num_hypotheses(s); ++h, ++k) {
+            for (int32_t id : out.ids[k]) {
+              EXPECT_TRUE(std::binary_search(own->begin(), own->end(), id))
+                  << WeightFormatName(f) << " beam " << so.beam_size << " line " << s << ": id "
+                  << id << " outside its list";
+            }
           }
         }
+        EXPECT_EQ(k, out.ids.size());
       }
     }
   }
@@ -366,11 +491,14 @@ TEST(ShortlistSearch, OffIsTheModelWithoutShortlistAndForcedLogitsAreFull) {
   ASSERT_TRUE(on->ForcedLogits(src, {target.data(), target.size()}, a.data()).ok());
   ASSERT_TRUE(none->ForcedLogits(src, {target.data(), target.size()}, b.data()).ok());
   EXPECT_EQ(a, b);
-  // ... and a TranslateIds after it still runs over the union.
+  // ... and a TranslateIds after it still keeps each line to its list.
   const Output out = Translate(*on, sources, SearchOptions{});
-  auto allowed = m->model->ShortlistPieces(sources);
-  for (const auto& ids : out.ids) {
-    for (int32_t id : ids) EXPECT_TRUE(std::binary_search(allowed->begin(), allowed->end(), id));
+  ASSERT_EQ(out.ids.size(), sources.size());
+  for (size_t s = 0; s < sources.size(); ++s) {
+    auto allowed = m->model->ShortlistPieces({sources[s]});
+    for (int32_t id : out.ids[s]) {
+      EXPECT_TRUE(std::binary_search(allowed->begin(), allowed->end(), id));
+    }
   }
 }
 
@@ -391,6 +519,10 @@ TEST(ShortlistModel, CapacityAndMemoryCap) {
   auto big = CreateTranslatorImpl(m->model, Limits(true));
   ASSERT_TRUE(big.ok());
   EXPECT_EQ((*big)->buf.shortlist.capacity, static_cast<size_t>(o.vocab));
+  // A line's list: the same terms for one line (frequent 3, EOS and UNK, 20 source ids x 2,
+  // 12 prefix ids), at most the union's capacity.
+  EXPECT_EQ((*made)->buf.shortlist.line_capacity, 3u + 2u + 4u * 2u + 12u);
+  EXPECT_EQ((*big)->buf.shortlist.line_capacity, 3u + 2u + 20u * 2u + 12u);
   TranslatorLimits capped = Limits(true);
   auto off = Make(m->model, false);
   ASSERT_NE(off, nullptr);
