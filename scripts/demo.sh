@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the main job on the model shipped in the repo: builds headwise,
 # converts the shipped gated checkpoint (models/en-de/checkpoint: closed heads are stripped,
-# weights stored int8; with the vocabulary shortlist models/en-de/shortlist.tsv where a re-ship
-# with SHORTLIST=1 put one there), checks that the result is byte-identical to the committed
+# weights stored int8, with the vocabulary shortlist models/en-de/shortlist.tsv when there is
+# one, as shipped: scripts/ship-en-de.sh SHORTLIST), checks that the result is byte-identical to the committed
 # models/en-de/model.hwm, and translates a few sentences with models/en-de/model.hwm.
 # Extra arguments are passed to headwise-translate (e.g. --beam 4 --nbest 2 --json).
 set -euo pipefail
@@ -12,7 +12,7 @@ cmake --preset default >/dev/null
 cmake --build --preset default --target headwise-convert headwise-translate -- -j"$(nproc)"
 BIN=build/default
 mkdir -p build/models
-shortlist=()  # none as shipped (scripts/ship-en-de.sh, SHORTLIST)
+shortlist=()  # none where a re-ship with SHORTLIST=0 removed it (scripts/ship-en-de.sh)
 [[ -f models/en-de/shortlist.tsv ]] && shortlist=(--shortlist models/en-de/shortlist.tsv)
 "$BIN/converter/headwise-convert" models/en-de/checkpoint -o build/models/en-de.hwm \
   --weights int8 --force "${shortlist[@]}"

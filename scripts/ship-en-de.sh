@@ -26,12 +26,11 @@
 # must have been pruned from WORK/base-checkpoint), PRUNE_EVAL_VARIANTS (default full,gated),
 # PRUNE_EVAL_BEAM4_BASELINE (0: beam 4 scores only the pruned variants; the base's beam-4 score
 # is the eval stage's), ANALYZE_SENTENCES, EVAL_LIMIT (first N test
-# sentences only, for a dry run; 0 = all), MODELS (default models/en-de), SHORTLIST (0, the
-# default: the .hwm files carry no shortlist, the shortlist stage does nothing and install
-# removes eval/shortlist-*.json and shortlist.tsv, so that the card does not describe one; 1: they
-# carry it. With a shortlist a line's translation depends on the other lines of its call, since
-# the output layer covers the union of their lists: the shipped models stay without one until
-# the restriction is per line; 2026-12-07, python/tests test_sampling and test_threads).
+# sentences only, for a dry run; 0 = all), MODELS (default models/en-de), SHORTLIST (1, the
+# default: the .hwm files carry the shortlist, 0.10-0.11 BLEU at beam 4 for 1.05-1.32x at batch
+# 1, bench/results/2026-12-08-shortlist-per-line-x86-avx512vnni.md; 0: they carry none, the
+# shortlist stage does nothing and install removes eval/shortlist-*.json and shortlist.tsv, so
+# that the card does not describe one).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -54,7 +53,7 @@ MODELS=${MODELS:-models/en-de}
 PRIOR=${PRIOR:-}
 PRUNED=${PRUNED:-}
 OFFSET=${OFFSET:-0}
-SHORTLIST=${SHORTLIST:-0}
+SHORTLIST=${SHORTLIST:-1}
 
 train() { /usr/bin/python3 trainer/headwise-train "$@"; }
 say() { echo "ship-en-de: $*"; }

@@ -195,10 +195,12 @@ def shortlist_section(models_dir: str) -> List[str]:
                                  f"record ({e!r})") from e
     batch = recs[0][1].get("batch", "?")
     lines = ["### Vocabulary shortlist", "",
-             f"The output layer computed only over the pieces the shortlist allows for a "
-             f"batch's lines, against the whole vocabulary, on the {recs[0][1]['split']} split, "
-             f"{batch} lines per call (`eval/shortlist-NAME.hwm.json`, written by "
-             "`bench/shortlist.py --json`; `--no-shortlist` in the CLI turns it off).", "",
+             f"Each line restricted to the pieces the shortlist allows for it (the output "
+             f"layer runs once over the union of a call's lists; a line's result does not "
+             f"depend on the other lines), against the whole vocabulary, on the "
+             f"{recs[0][1]['split']} split, {batch} lines per call "
+             "(`eval/shortlist-NAME.hwm.json`, written by `bench/shortlist.py --json`; "
+             "`--no-shortlist` in the CLI turns it off).", "",
              _table(rows, ["model", "weights", "search", "sentences", "BLEU on", "BLEU off",
                            "change", "identical lines", "union / line",
                            f"union / {batch} lines"]), ""]
