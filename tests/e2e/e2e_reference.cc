@@ -126,13 +126,18 @@ Reference LoadReference(const std::string& path) {
       throw std::runtime_error(std::to_string(r.prefixes.size()) + " prefixes for " +
                                std::to_string(r.sources.size()) + " sources");
     }
-    for (const json& s : j.at("searches")) {
-      r.searches.push_back(ParseSearch(s));
-      if (r.searches.back().results.size() != r.sources.size() ||
-          r.searches.back().margins.size() != r.sources.size()) {
-        throw std::runtime_error("search " + r.searches.back().name + ": " +
-                                 std::to_string(r.searches.back().results.size()) +
-                                 " results for " + std::to_string(r.sources.size()) + " sources");
+    for (const char* key : {"searches", "shortlist_searches"}) {
+      std::vector<RefSearch>& into = std::string(key) == "searches" ? r.searches
+                                                                    : r.shortlist_searches;
+      for (const json& s : j.at(key)) {
+        into.push_back(ParseSearch(s));
+        if (into.back().results.size() != r.sources.size() ||
+            into.back().margins.size() != r.sources.size()) {
+          throw std::runtime_error(std::string(key) + " " + into.back().name + ": " +
+                                   std::to_string(into.back().results.size()) +
+                                   " results for " + std::to_string(r.sources.size()) +
+                                   " sources");
+        }
       }
     }
     for (const json& f : j.at("forced")) r.forced.push_back(ParseForced(f, r.vocab_size));

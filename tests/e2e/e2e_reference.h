@@ -53,6 +53,9 @@ struct Reference {
   std::vector<std::vector<int32_t>> sources;
   std::vector<std::vector<int32_t>> prefixes;  // per source: the target_prefix searches' prefix
   std::vector<RefSearch> searches;
+  // The same kind of searches on the checkpoint converted with its random shortlist.tsv
+  // (NAME.shortlist.hwm): each source decoded over the pieces that shortlist allows for it.
+  std::vector<RefSearch> shortlist_searches;
   std::vector<RefForced> forced;
   std::vector<RefTokenizerCase> tokenizer;
 };

@@ -1,7 +1,8 @@
 // End-to-end: the runtime (public API only) against the PyTorch reference of trainer/.
 // Each parameter is one checkpoint of make_test_checkpoints.py, converted by headwise-convert
-// (the e2e_prepare ctest fixture). Greedy and beam outputs must be identical token for token,
-// scores within kScoreTolerance, teacher-forced logits within kLogitTolerance.
+// (the e2e_prepare ctest fixture), and once more with a random vocabulary shortlist. Greedy,
+// beam and sampled outputs must be identical token for token, scores within kScoreTolerance,
+// teacher-forced logits within kLogitTolerance.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -59,25 +60,28 @@ class E2ETest : public ::testing::TestWithParam<std::string> {
     translator_ = std::move(*translator);
   }
 
-  // Translates sources [first, first + count) with `search` and compares every hypothesis.
-  void CheckBatch(const RefSearch& search, size_t first, size_t count) {
+  // Translates sources [first, first + count) with `search` and compares every hypothesis
+  // (on `translator`, default the plain model's).
+  void CheckBatch(const RefSearch& search, size_t first, size_t count,
+                  headwise::Translator* translator = nullptr) {
+    headwise::Translator& t = translator != nullptr ? *translator : *translator_;
     std::vector<headwise::TokenSpan> spans, prefixes;
     for (size_t i = first; i < first + count; ++i) {
       spans.push_back({ref_.sources[i].data(), ref_.sources[i].size()});
       prefixes.push_back({ref_.prefixes[i].data(), ref_.prefixes[i].size()});
     }
     const headwise::Status status =
-        translator_->TranslateIds(spans.data(), spans.size(), search.options,
-                                  search.target_prefix ? prefixes.data() : nullptr);
+        t.TranslateIds(spans.data(), spans.size(), search.options,
+                       search.target_prefix ? prefixes.data() : nullptr);
     ASSERT_TRUE(status.ok()) << search.name << ": " << status.ToString();
     for (size_t b = 0; b < count; ++b) {
       const size_t i = first + b;
       const std::vector<RefHypothesis>& want = search.results[i];
       SCOPED_TRACE(search.name + ", source " + std::to_string(i) + " " + Ids(ref_.sources[i]) +
                    ", batch of " + std::to_string(count));
-      ASSERT_EQ(translator_->num_hypotheses(b), want.size());
+      ASSERT_EQ(t.num_hypotheses(b), want.size());
       for (size_t k = 0; k < want.size(); ++k) {
-        const headwise::HypothesisView got = translator_->hypothesis(b, k);
+        const headwise::HypothesisView got = t.hypothesis(b, k);
         const std::vector<int32_t> ids(got.ids, got.ids + got.size);
         EXPECT_EQ(ids, want[k].ids) << "hypothesis " << k << ": expected " << Ids(want[k].ids)
                                     << " (score " << want[k].score << "), found " << Ids(ids)
@@ -88,9 +92,10 @@ class E2ETest : public ::testing::TestWithParam<std::string> {
     }
   }
 
-  void CheckSearch(const RefSearch& search, size_t batch) {
+  void CheckSearch(const RefSearch& search, size_t batch,
+                   headwise::Translator* translator = nullptr) {
     for (size_t first = 0; first < ref_.sources.size(); first += batch) {
-      CheckBatch(search, first, std::min(batch, ref_.sources.size() - first));
+      CheckBatch(search, first, std::min(batch, ref_.sources.size() - first), translator);
     }
   }
 
@@ -126,6 +131,37 @@ TEST_P(E2ETest, SearchesMatchReferenceInOtherBatchSizes) {
   for (const RefSearch& search : ref_.searches) {
     CheckSearch(search, search.options.beam_size == 1 ? 1 : 3);
   }
+}
+
+// The checkpoint converted with its random vocabulary shortlist: each source translates as the
+// reference decodes it over the pieces the shortlist allows for that source alone, in full
+// batches (whose other lines allow other pieces), in batches of 3 and alone; and the shortlist
+// changes some results against the same search without it, so the comparison sees it at work.
+TEST_P(E2ETest, ShortlistSearchesMatchReferenceInEveryBatchSize) {
+  const std::string path = E2EDir() + "/" + GetParam() + ".shortlist.hwm";
+  auto model = headwise::Model::Load(path);
+  ASSERT_TRUE(model.ok()) << path << ": " << model.status().ToString();
+  ASSERT_TRUE((*model)->info().has_shortlist);
+  auto translator = headwise::Translator::Create(*model, ref_.limits);
+  ASSERT_TRUE(translator.ok()) << translator.status().ToString();
+  ASSERT_TRUE((*translator)->uses_shortlist());
+  ASSERT_FALSE(ref_.shortlist_searches.empty());
+  for (const RefSearch& search : ref_.shortlist_searches) {
+    for (size_t batch : {static_cast<size_t>(ref_.limits.max_batch), size_t{3}, size_t{1}}) {
+      CheckSearch(search, batch, translator->get());
+    }
+  }
+  size_t changed = 0;
+  for (const RefSearch& search : ref_.shortlist_searches) {
+    if (search.options.sample) continue;
+    for (size_t i = 0; i < ref_.sources.size(); ++i) {
+      const headwise::TokenSpan span{ref_.sources[i].data(), ref_.sources[i].size()};
+      ASSERT_TRUE(translator_->TranslateIds(&span, 1, search.options).ok());
+      const headwise::HypothesisView h = translator_->hypothesis(0, 0);
+      changed += std::vector<int32_t>(h.ids, h.ids + h.size) != search.results[i][0].ids;
+    }
+  }
+  EXPECT_GT(changed, 0u) << "the shortlist changes no result: the comparison proves little";
 }
 
 // beam4_nbest1_<rule> are one search under each stopping rule. The searches above hold the

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """ctest fixture of the end-to-end tests: writes the random test checkpoints and their PyTorch
 reference outputs (trainer/tools/make_test_checkpoints.py) into OUT/ckpt, then converts each
-with headwise-convert into OUT/NAME.hwm (and OUT/NAME.fp16.hwm, OUT/NAME.int8.hwm). Fails (non-zero) on the first error, naming it."""
+with headwise-convert into OUT/NAME.hwm (and OUT/NAME.fp16.hwm, OUT/NAME.int8.hwm, and
+OUT/NAME.shortlist.hwm: fp32 with the checkpoint's random shortlist.tsv). Fails (non-zero) on the
+first error, naming it."""
 
 import argparse
 import json
@@ -31,6 +33,8 @@ def main() -> int:
         for weights in ("fp16", "int8"):  # format_e2e_test.cc
             run([args.converter, ckpt / name, "-o", args.out / f"{name}.{weights}.hwm", "--force",
                  "--weights", weights])
+        run([args.converter, ckpt / name, "-o", args.out / f"{name}.shortlist.hwm", "--force",
+             "--shortlist", ckpt / name / "shortlist.tsv"])  # e2e_test.cc
     return 0
 
 

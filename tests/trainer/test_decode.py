@@ -317,3 +317,45 @@ def test_min_len_holds_eos_back_and_keeps_the_models_scores():
         greedy(model, [[1, 0]], 6, min_len=6)
     with pytest.raises(ValueError, match="min_len must be in"):
         beam_search(model, [[1, 0]], 2, 1, 1.0, 6, min_len=-1)
+
+
+def test_shortlist_lists_restrict_and_renormalise_per_source():
+    # Two sources in one batch with different lists: each produces only its own list's ids, its
+    # log-probabilities are normalised over its list, and a list holding every id changes
+    # nothing.
+    entries = {(): {3: 5.0, 4: 4.0, 5: 1.0}, (3,): {EOS: 6.0}, (4,): {EOS: 6.0},
+               (5,): {EOS: 6.0}}
+    model = ScriptedModel(table(entries))
+    sources = [[1, 0], [2, 0]]
+    lists = [[EOS, 4, 5, 6], [EOS, 1, 2, 3]]
+    got = greedy(model, sources, 5, allowed=lists)
+    assert [h.ids for h in got] == [[4], [3]]
+
+    def listed(prefix, token):  # log-probability over list 0 only (PAD is not in it)
+        row = torch.tensor(table(entries)(0, prefix), dtype=torch.float32)
+        outside = torch.ones(V, dtype=torch.bool)
+        outside[lists[0]] = False
+        row[outside] = float("-inf")
+        return torch.log_softmax(row, dim=-1)[token]
+
+    want = listed((), 4) + listed((4,), EOS)
+    assert got[0].raw_score == pytest.approx(want.item(), abs=1e-6)
+    assert got[0].raw_score > lp(entries, (), 4) + lp(entries, (4,), EOS)  # fewer terms summed
+    every = [list(range(V))] * 2
+    assert [h.ids for h in greedy(model, sources, 5, allowed=every)] == \
+        [h.ids for h in greedy(model, sources, 5)]
+    for beam_hyps, unrestricted in zip(beam_search(model, sources, 2, 2, 1.0, 5, allowed=every),
+                                       beam_search(model, sources, 2, 2, 1.0, 5)):
+        assert [(h.ids, h.score) for h in beam_hyps] == [(h.ids, h.score) for h in unrestricted]
+    for hyps, lst in zip(beam_search(model, sources, 1, 1, 1.0, 5, allowed=lists), lists):
+        assert all(i in lst for h in hyps for i in h.ids)
+
+
+def test_shortlist_lists_are_checked():
+    model = ScriptedModel(table({}))
+    with pytest.raises(ValueError, match="lacks EOS"):
+        greedy(model, [[1, 0]], 3, allowed=[[1, 2, 3, 4]])
+    with pytest.raises(ValueError, match="2 shortlist lists for 1 sources"):
+        greedy(model, [[1, 0]], 3, allowed=[[EOS, 1, 2], [EOS, 1, 2]])
+    with pytest.raises(ValueError, match="more than 2 \\* beam"):
+        beam_search(model, [[1, 0]], 2, 1, 1.0, 3, allowed=[[EOS, 1, 2, PAD]])

@@ -40,7 +40,8 @@ def test_deterministic(tool, tmp_path, capsys):
                    env={**os.environ, "PYTHONHASHSEED": "12345"}, stdout=subprocess.DEVNULL)
     a, b = files(tmp_path / "a"), files(tmp_path / "b")
     assert sorted(a) == ["gelu_shared_untied/config.json", "gelu_shared_untied/model.safetensors",
-                         "gelu_shared_untied/reference.json", "gelu_shared_untied/source.spm",
+                         "gelu_shared_untied/reference.json",
+                         "gelu_shared_untied/shortlist.tsv", "gelu_shared_untied/source.spm",
                          "gelu_shared_untied/target.spm", "gelu_shared_untied/vocab.json",
                          "manifest.json"]
     assert a == b

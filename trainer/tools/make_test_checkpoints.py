@@ -16,6 +16,9 @@ model.safetensors with gate log_alpha, source.spm, target.spm, vocab.json) and r
                  (optional, greedy only: random sampling)},
                  "results": [[{"ids", "score", "finished"}, ...] per source],
                  "margins": [the smallest decision margin (decode.py) per source]}],
+   "shortlist_searches": [the same, with OUT_DIR/NAME/shortlist.tsv, a random vocabulary
+                 shortlist in `headwise-train shortlist`'s file format: each source decoded over
+                 the pieces that shortlist allows for it alone],
    "forced": [{"source", "target", "logits": [[vocab floats] x (len(target) + 1)]}],
    "tokenizer": [{"text", "source_ids", "target_ids", "target_text"}]}
 Every output is computed by the gated model in eval mode (gates exactly 0 or 1), which is what a
@@ -48,6 +51,7 @@ import sentencepiece as spm  # noqa: E402
 from headwise_trainer import (MarianConfig, MarianMTModel, Sampling, attach_gates,  # noqa: E402
                               beam_search, export_checkpoint, forced_logits, greedy, head_layout,
                               layout_summary)
+from headwise_trainer.data import shortlist as sl_file  # noqa: E402
 from headwise_trainer.model.gates import gates  # noqa: E402
 from headwise_trainer.threads import set_threads  # noqa: E402
 
@@ -98,6 +102,19 @@ SEARCHES = [
                  "min_length": 3, "sample": True, "seed": 12345678901234567890, "top_k": 8,
                  "top_p": 0.9, "temperature": 0.8}},
 ]
+# Searches under a random vocabulary shortlist (the runtime restricts each line to its own list).
+SHORTLIST_SEARCHES = [
+    {"name": "shortlist_greedy", "options": {"beam_size": 1, "num_hypotheses": 1,
+                                             "length_penalty": 1.0, "max_length": 32}},
+    {"name": "shortlist_beam3_nbest2_lp0.6", "options": {"beam_size": 3, "num_hypotheses": 2,
+                                                         "length_penalty": 0.6, "max_length": 32,
+                                                         "beam_stop": "exhaustive"}},
+    {"name": "shortlist_sample_k8_seed5", "options": {"beam_size": 1, "num_hypotheses": 1,
+                                                      "length_penalty": 1.0, "max_length": 16,
+                                                      "sample": True, "seed": 5, "top_k": 8}},
+]
+SHORTLIST_FREQUENT = 0.25  # share of the vocabulary always allowed
+SHORTLIST_LIST = 6         # targets per source id
 MAX_BATCH = 8
 
 SOURCE_TEXT = [
@@ -302,7 +319,8 @@ def random_prefixes(model: MarianMTModel, g: torch.Generator, count: int) -> Lis
             for k in range(count)]
 
 
-def run_search(model: MarianMTModel, sources, o: dict, prefixes=None, margins=None):
+def run_search(model: MarianMTModel, sources, o: dict, prefixes=None, margins=None,
+               allowed=None):
     """The hypotheses of one search (its "options" as written in reference.json) per source."""
     min_len = o.get("min_length", 0)
     if o["beam_size"] == 1:
@@ -310,24 +328,44 @@ def run_search(model: MarianMTModel, sources, o: dict, prefixes=None, margins=No
                          o.get("temperature", 1.0)) if o.get("sample") else None)
         return [[h] for h in greedy(model, sources, o["max_length"], o["length_penalty"],
                                     margins=margins, prefixes=prefixes, min_len=min_len,
-                                    sampling=rule)]
+                                    sampling=rule, allowed=allowed)]
     return beam_search(model, sources, o["beam_size"], o["num_hypotheses"], o["length_penalty"],
                        o["max_length"], margins=margins, stop=o["beam_stop"], prefixes=prefixes,
-                       min_len=min_len)
+                       min_len=min_len, allowed=allowed)
 
 
-def run_searches(model: MarianMTModel, sources: List[List[int]], prefixes: List[List[int]]):
-    """Per search, per source: results and the smallest decision margin."""
+def run_searches(model: MarianMTModel, sources: List[List[int]], prefixes: List[List[int]],
+                 searches=SEARCHES, allowed=None):
+    """Per search, per source: results and the smallest decision margin (``allowed``: each
+    source's shortlist list)."""
     out = []
-    for spec in SEARCHES:
+    for spec in searches:
         margins: List[float] = []
         results = []
         for i in range(0, len(sources), MAX_BATCH):
             forced = prefixes[i:i + MAX_BATCH] if spec.get("target_prefix") else None
+            lists = allowed[i:i + MAX_BATCH] if allowed is not None else None
             results.extend(run_search(model, sources[i:i + MAX_BATCH], spec["options"], forced,
-                                      margins))
+                                      margins, lists))
         out.append((results, margins))
     return out
+
+
+def random_shortlist(model: MarianMTModel, vocab: List[str], g: torch.Generator,
+                     unk: int) -> "sl_file.Shortlist":
+    """A shortlist for this vocabulary: a random quarter of the pieces always allowed, and
+    SHORTLIST_LIST random targets for every source piece (never PAD, EOS or UNK, which the
+    runtime adds)."""
+    cfg = model.config
+    ordinary = [i for i in range(cfg.vocab_size) if i not in (cfg.pad_token_id, cfg.eos_token_id, unk)]
+    order = torch.randperm(len(ordinary), generator=g).tolist()
+    frequent = sorted(ordinary[k] for k in order[:int(SHORTLIST_FREQUENT * len(ordinary))])
+    lists = {}
+    for s in ordinary:
+        picks = torch.randperm(len(ordinary), generator=g)[:SHORTLIST_LIST].tolist()
+        lists[s] = [ordinary[k] for k in picks]
+    return sl_file.Shortlist(cfg.vocab_size, sl_file.vocab_sha256(vocab), frequent, lists,
+                             {"description": "random test shortlist"})
 
 
 def build_reference(spec: Spec, model: MarianMTModel, vocab: List[str],
@@ -339,25 +377,40 @@ def build_reference(spec: Spec, model: MarianMTModel, vocab: List[str],
     g = torch.Generator().manual_seed(spec.seed + 1)
     text_sources = [encode_text(source_sp, ids, unk, cfg.eos_token_id, t)
                     for t in SOURCE_TEXT[:10]]
-    candidates = text_sources + random_sources(model, vocab, g, 3 * num_sources)
+    candidates = text_sources + random_sources(model, vocab, g, 4 * num_sources)
     # Their own generator: the other data stay as they were without prefixes.
     prefixes = random_prefixes(model, torch.Generator().manual_seed(spec.seed + 2),
                                len(candidates))
     per_search = run_searches(model, candidates, prefixes)
-    need = [SAMPLE_MIN_MARGIN if search["options"].get("sample") else MIN_MARGIN
-            for search in SEARCHES]
-    keep = [i for i in range(len(candidates))
-            if all(margins[i] >= m for (_, margins), m in zip(per_search, need))][:num_sources]
+    shortlist = random_shortlist(model, vocab, torch.Generator().manual_seed(spec.seed + 3), unk)
+    always = [cfg.eos_token_id, unk]
+    allowed = [shortlist.union([src], always).tolist() for src in candidates]
+    per_shortlist = run_searches(model, candidates, prefixes, SHORTLIST_SEARCHES, allowed)
+
+    def passing(specs, runs):
+        need = [SAMPLE_MIN_MARGIN if s["options"].get("sample") else MIN_MARGIN for s in specs]
+        return {i for i in range(len(candidates))
+                if all(margins[i] >= m for (_, margins), m in zip(runs, need))}
+
+    plain, listed = passing(SEARCHES, per_search), passing(SHORTLIST_SEARCHES, per_shortlist)
+    keep = sorted(plain & listed)[:num_sources]
     if len(keep) < num_sources:
         raise RuntimeError(f"{spec.name}: only {len(keep)} of {len(candidates)} sources have "
-                           f"decision margins >= {MIN_MARGIN}; make the weights more peaked")
+                           f"decision margins >= {MIN_MARGIN} ({len(plain)} in the searches, "
+                           f"{len(listed)} in the shortlist searches); make the weights more "
+                           "peaked")
     sources = [candidates[i] for i in keep]
-    searches = []
-    for search, (results, margins) in zip(SEARCHES, per_search):
-        searches.append({"name": search["name"], "options": search["options"],
-                         "target_prefix": bool(search.get("target_prefix")), "results": [
-            [{"ids": h.ids, "score": h.score, "finished": h.finished} for h in results[i]]
-            for i in keep], "margins": [margins[i] for i in keep]})
+
+    def records(specs, runs):
+        return [{"name": search["name"], "options": search["options"],
+                 "target_prefix": bool(search.get("target_prefix")), "results": [
+                     [{"ids": h.ids, "score": h.score, "finished": h.finished}
+                      for h in results[i]] for i in keep],
+                 "margins": [margins[i] for i in keep]}
+                for search, (results, margins) in zip(specs, runs)]
+
+    searches = records(SEARCHES, per_search)
+    shortlist_searches = records(SHORTLIST_SEARCHES, per_shortlist)
     # Forced pairs: greedy outputs (the runtime's own continuations) and random targets that
     # also feed special ids (EOS, PAD, unk) to the decoder.
     greedy_ids = [r[0]["ids"] for r in searches[0]["results"]]
@@ -391,8 +444,9 @@ def build_reference(spec: Spec, model: MarianMTModel, vocab: List[str],
                    "max_target_tokens": max(s["options"]["max_length"] for s in SEARCHES),
                    "max_beam": max(s["options"]["beam_size"] for s in SEARCHES)},
         "sources": sources, "prefixes": [prefixes[i] for i in keep],
-        "searches": searches, "forced": forced, "tokenizer": tokenizer,
-    }
+        "searches": searches, "shortlist_searches": shortlist_searches, "forced": forced,
+        "tokenizer": tokenizer,
+    }, shortlist
 
 
 def write_json_atomic(path: Path, data) -> None:
@@ -410,10 +464,11 @@ def make_checkpoint(spec: Spec, out_dir: Path, num_sources: int) -> str:
     target_sp = spm.SentencePieceProcessor(model_proto=target_proto)
     vocab = build_vocab(spec, source_sp, target_sp)
     model = make_model(spec, vocab)
-    reference = build_reference(spec, model, vocab, source_sp, target_sp, num_sources)
+    reference, shortlist = build_reference(spec, model, vocab, source_sp, target_sp, num_sources)
     directory = export_checkpoint(model, out_dir / spec.name, source_proto, target_proto, vocab,
                                   overwrite=True)
     write_json_atomic(directory / "reference.json", reference)
+    sl_file.write(str(Path(directory) / "shortlist.tsv"), shortlist)
     greedy_results = reference["searches"][0]["results"]
     finished = sum(r[0]["finished"] for r in greedy_results)
     distinct = len({tuple(r[0]["ids"]) for r in greedy_results})

@@ -42,6 +42,12 @@ Rules (include/headwise/headwise.hpp, made precise here):
     cut list's weight summed in id order without top_k, in logit order with it, the first
     running sum above u * W) with u = ``uniform(key, step)``, key = ``sample_key(seed,
     source ids)``; the score is the drawn ids' log-probabilities.
+  - Vocabulary shortlist (``allowed``, one id list per source, optional): every id outside
+    its source's list has logit -inf before the PAD mask and log_softmax, so log_softmax is
+    normalised over the list and greedy, beam ranking and sampling only see its ids: the
+    runtime's shortlist, which keeps each line to the list the model's shortlist allows for
+    that line alone (runtime/src/shortlist.h). Each list must hold EOS and more than
+    2 * beam ids besides PAD.
 With beam_size 1 the beam rules give exactly greedy.
 
 ``margins`` (optional list) receives, per sentence, the smallest score gap any decision of the
@@ -215,11 +221,37 @@ def _check_max_len(model: MarianMTModel, max_len: int) -> None:
                          f"{model.config.max_position_embeddings}")
 
 
-def step_log_probs(model: MarianMTModel, logits: torch.Tensor) -> torch.Tensor:
-    """float32 log_softmax with PAD excluded (its logit set to -inf)."""
+def step_log_probs(model: MarianMTModel, logits: torch.Tensor,
+                   outside: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """float32 log_softmax with PAD excluded (its logit set to -inf), and with ``outside``
+    (bool, the logits' shape: ids outside each row's shortlist) those too."""
     logits = logits.float().clone()
+    if outside is not None:
+        logits[outside] = float("-inf")
     logits[:, model.config.pad_token_id] = float("-inf")
     return torch.log_softmax(logits, dim=-1)
+
+
+def _outside_lists(model: MarianMTModel, allowed, n: int, beam: int = 1) -> Optional[torch.Tensor]:
+    """[n, vocab] bool, True where an id is outside its source's list; None without lists."""
+    if allowed is None:
+        return None
+    if len(allowed) != n:
+        raise ValueError(f"{len(allowed)} shortlist lists for {n} sources")
+    cfg = model.config
+    out = torch.ones(n, cfg.vocab_size, dtype=torch.bool)
+    for i, ids in enumerate(allowed):
+        ids = [int(v) for v in ids]
+        if any(not 0 <= v < cfg.vocab_size for v in ids):
+            raise ValueError(f"shortlist list {i}: an id outside the vocabulary")
+        out[i, ids] = False
+        if bool(out[i, cfg.eos_token_id]):
+            raise ValueError(f"shortlist list {i} lacks EOS")
+        usable = int((~out[i]).sum()) - int(not bool(out[i, cfg.pad_token_id]))
+        if usable <= 2 * beam:
+            raise ValueError(f"shortlist list {i} has {usable} ids besides PAD; a search needs "
+                             f"more than 2 * beam = {2 * beam}")
+    return out
 
 
 def _start(model: MarianMTModel, src_ids):
@@ -265,11 +297,13 @@ def greedy(model: MarianMTModel, src_ids: Sequence[Sequence[int]], max_len: int,
            length_penalty: float = 1.0,
            margins: Optional[List[float]] = None,
            prefixes: Optional[Sequence[Sequence[int]]] = None,
-           min_len: int = 0, sampling: Optional[Sampling] = None) -> List[Hypothesis]:
+           min_len: int = 0, sampling: Optional[Sampling] = None,
+           allowed: Optional[Sequence[Sequence[int]]] = None) -> List[Hypothesis]:
     """One hypothesis per source (see the module rules)."""
     _check_max_len(model, max_len)
     _check_min_len(min_len, max_len)
     forced = _check_prefixes(model, prefixes, len(src_ids), max_len)
+    outside = _outside_lists(model, allowed, len(src_ids))
     eos, start = model.config.eos_token_id, model.config.decoder_start_token_id
     keys = [sample_key(sampling.seed, s) for s in src_ids] if sampling is not None else None
     with eval_mode(model):
@@ -283,7 +317,8 @@ def greedy(model: MarianMTModel, src_ids: Sequence[Sequence[int]], max_len: int,
         last = torch.full((n,), start, dtype=torch.long)
         for step in range(max_len):
             logits, state = model.decode_step(last, state)
-            logp = step_log_probs(model, logits)
+            row_outside = outside[rows] if outside is not None else None
+            logp = step_log_probs(model, logits, row_outside)
             choice = _eos_held_back(logp, eos, step, min_len)
             top2 = torch.topk(choice, 2, dim=-1).values
             best = torch.argmax(choice, dim=-1)  # first maximum = lowest id
@@ -293,6 +328,8 @@ def greedy(model: MarianMTModel, src_ids: Sequence[Sequence[int]], max_len: int,
                     v = forced[s][step]
                 elif sampling is not None:
                     row = logits[r].float().clone()
+                    if row_outside is not None:
+                        row[row_outside[r]] = float("-inf")
                     row[model.config.pad_token_id] = float("-inf")
                     v, gap = draw(row.numpy(), sampling, eos if step < min_len else -1,
                                   uniform(keys[s], step), eos)
@@ -370,7 +407,8 @@ def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: in
                 margins: Optional[List[float]] = None,
                 stop: str = DEFAULT_BEAM_STOP,
                 prefixes: Optional[Sequence[Sequence[int]]] = None,
-                min_len: int = 0) -> List[List[Hypothesis]]:
+                min_len: int = 0,
+                allowed: Optional[Sequence[Sequence[int]]] = None) -> List[List[Hypothesis]]:
     """num_hypotheses hypotheses per source, best first (see the module rules)."""
     if beam < 1 or not 1 <= num_hypotheses <= beam:
         raise ValueError(f"need beam >= 1 and 1 <= num_hypotheses <= beam, found beam {beam}, "
@@ -385,6 +423,7 @@ def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: in
     if 2 * beam > vocab - 1:
         raise ValueError(f"beam {beam} too large for vocabulary {vocab}: 2 * beam candidates "
                          f"must exist besides PAD")
+    outside = _outside_lists(model, allowed, len(src_ids), beam)
     with eval_mode(model):
         state = _start(model, src_ids)
         n = len(src_ids)
@@ -397,7 +436,10 @@ def beam_search(model: MarianMTModel, src_ids: Sequence[Sequence[int]], beam: in
         last = torch.full((n,), cfg.decoder_start_token_id, dtype=torch.long)
         for step in range(max_len):
             logits, state = model.decode_step(last, state)
-            logp = step_log_probs(model, logits)
+            row_outside = None
+            if outside is not None:  # each row is a live beam of an active sentence, in order
+                row_outside = outside[[s for s in active for _ in live[s]]]
+            logp = step_log_probs(model, logits, row_outside)
             ranked = _eos_held_back(logp, eos, step, min_len)  # what the walk ranks
             row = 0
             parents, next_tokens, still_active = [], [], []
