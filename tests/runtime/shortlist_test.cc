@@ -166,16 +166,28 @@ TEST(ShortlistModel, InfoDescribesTheShortlistAndPiecesAreItsUnion) {
 // The output layer over a union against the full lm_head, per weight format and row count:
 // the union's logits equal the full product's (bit for bit where the two run the same kernel
 // per output channel), every other logit is -inf.
-class ShortlistOutputTest : public ::testing::TestWithParam<WeightFormat> {};
+class ShortlistOutputTest : public ::testing::TestWithParam<WeightFormat> {
+ protected:
+  // The format's model with a synthetic shortlist and a one-thread Translator on it.
+  void SetUp() override {
+    o_ = Options(GetParam());
+    m_ = BuildWith(o_, testing::MakeSyntheticShortlist(o_.vocab, 4, 6, 3));
+    ASSERT_NE(m_, nullptr);
+    auto made = CreateTranslatorImpl(m_->model, Limits(true, 1));
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    impl_ = std::move(made).value();
+    ASSERT_TRUE(impl_->shortlist.valid());
+  }
+
+  ModelOptions o_;
+  std::unique_ptr<testing::TestModel> m_;
+  std::unique_ptr<Translator::Impl> impl_;
+};
 
 TEST_P(ShortlistOutputTest, UnionLogitsAreTheFullProductsOthersMinusInfinity) {
-  const ModelOptions o = Options(GetParam());
-  auto m = BuildWith(o, testing::MakeSyntheticShortlist(o.vocab, 4, 6, 3));
-  ASSERT_NE(m, nullptr);
-  auto made = CreateTranslatorImpl(m->model, Limits(true, 1));
-  ASSERT_TRUE(made.ok()) << made.status().ToString();
-  Translator::Impl& t = **made;
-  ASSERT_TRUE(t.shortlist.valid());
+  const ModelOptions& o = o_;
+  const testing::TestModel* m = m_.get();
+  Translator::Impl& t = *impl_;
   // The shortlist's rows are computed in f32 (F16 weights widened), so the full products they
   // are held to come from an f32 output layer too: where fp16 arithmetic is on (aarch64 with
   // ARMv8.2 FP16), `t`'s own lm_head rounds through f16.
@@ -223,12 +235,9 @@ TEST_P(ShortlistOutputTest, UnionLogitsAreTheFullProductsOthersMinusInfinity) {
 // values, the same bits as that line prepared alone) and -inf for every other id, and its
 // normaliser is the one the line alone gets.
 TEST_P(ShortlistOutputTest, EachRowKeepsItsOwnLinesList) {
-  const ModelOptions o = Options(GetParam());
-  auto m = BuildWith(o, testing::MakeSyntheticShortlist(o.vocab, 4, 6, 3));
-  ASSERT_NE(m, nullptr);
-  auto made = CreateTranslatorImpl(m->model, Limits(true, 1));
-  ASSERT_TRUE(made.ok()) << made.status().ToString();
-  Translator::Impl& t = **made;
+  const ModelOptions& o = o_;
+  const testing::TestModel* m = m_.get();
+  Translator::Impl& t = *impl_;
   const size_t V = o.vocab, d = o.d_model;
   const std::vector<std::vector<int32_t>> lines = {{3, 9, 10}, {50, 51, 0}, {77}};
   std::vector<TokenSpan> spans;
