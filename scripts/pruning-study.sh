@@ -193,10 +193,17 @@ case "${1:-}" in
            "the base run's recorded options)" >&2
       exit 2
     fi
-    runs "${common[@]}" --from "$START" --device "$DEVICE" "${l0[@]}" \
-      --settings enc --lambdas "0,$HEADLINE_ENC" --seeds 2,3
-    runs "${common[@]}" --from "$START" --device "$DEVICE" "${l0[@]}" \
-      --settings all --lambdas "0,$HEADLINE_ALL" --seeds 2,3
+    # One point per call (in the order one call over the lambdas and seeds takes them: seed by
+    # seed, the control first), so that each is archived to RECORDS as soon as it has its result.
+    for setting in enc all; do
+      [[ $setting == enc ]] && headline_lambda=$HEADLINE_ENC || headline_lambda=$HEADLINE_ALL
+      for seed in 2 3; do
+        for lambda in 0 "$headline_lambda"; do
+          runs "${common[@]}" --from "$START" --device "$DEVICE" "${l0[@]}" \
+            --settings "$setting" --lambdas "$lambda" --seeds "$seed"
+        done
+      done
+    done
     runs "${common[@]}" --from "$START" --device "$DEVICE" --lambdas "" \
       --scratch "scratch-all-$HEADLINE_ALL=@all-$HEADLINE_ALL" --base-run "$BASE_RUN" \
       --scratch-steps "$SCRATCH_STEPS" --steps "$POINT_STEPS"
