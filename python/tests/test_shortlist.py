@@ -19,8 +19,8 @@ from headwise_trainer.data import shortlist as sl_file
 CHECKPOINT = os.path.join(SOURCE, "models", "en-de", "checkpoint")
 
 
-def convert(out, shortlist=None):
-    cmd = [CONVERT, CHECKPOINT, "-o", str(out), "--weights", "int8"]
+def convert(out, shortlist=None, weights="int8"):
+    cmd = [CONVERT, CHECKPOINT, "-o", str(out), "--weights", weights]
     if shortlist:
         cmd += ["--shortlist", str(shortlist)]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -134,3 +134,40 @@ def test_cli_verbose_and_no_shortlist(files, test_sentences):
                            capture_output=True, text=True)
     assert "headwise-translate: shortlist none in the model" in plain.stderr
     assert off.stdout == plain.stdout
+
+
+def test_pytorch_decodes_under_the_same_shortlist(files, corpus, tmp_path, capsys):
+    # `headwise-train evaluate --shortlist`: PyTorch restricted to each sentence's own list, the
+    # runtime (fp32, the same shortlist in the file) in batches of 16: the same translations,
+    # greedy and beam 4. A tight shortlist (20 frequent pieces, 2 per source piece), so that it
+    # changes translations: PyTorch without it differs from the runtime.
+    small = sl_file.read(str(files["shortlist"]))
+    small.frequent = small.frequent[:20]
+    small.lists = {s: lst[:2] for s, lst in small.lists.items()}
+    sl_path = tmp_path / "tight.tsv"
+    sl_file.write(str(sl_path), small)
+    model = convert(tmp_path / "tight.fp32.hwm", sl_path, "fp32")
+    out = tmp_path / "both.json"
+
+    def evaluate(beam, *extra):
+        assert trainer_cli.main(["evaluate", "--model", CHECKPOINT, "--hwm", model,
+                                 "--data", str(corpus), "--split", "test", "--limit", "24",
+                                 "--batch-size", "16", "--beam", beam, "--threads", "1",
+                                 "--json", str(out), *extra]) == 0
+        return json.loads(out.read_text())
+
+    for beam in ("1", "4"):
+        r = evaluate(beam, "--shortlist", str(sl_path))
+        assert r["difference"]["identical_lines"] == "24/24", (beam, r["difference"])
+        assert r["pytorch"]["shortlist"]["file"] == str(sl_path)
+        unrestricted = evaluate(beam)
+        assert unrestricted["pytorch"]["shortlist"] is None
+        same = int(unrestricted["difference"]["identical_lines"].split("/")[0])
+        assert same < 24, "the tight shortlist changes no translation: the check proves little"
+    # A shortlist made for another vocabulary is refused, naming the file.
+    small.vocab_sha256 = "0" * 64
+    sl_file.write(str(tmp_path / "other.tsv"), small)
+    assert trainer_cli.main(["evaluate", "--model", CHECKPOINT, "--shortlist",
+                             str(tmp_path / "other.tsv"), "--data", str(corpus),
+                             "--limit", "2"]) == 1
+    assert "other.tsv: made for another vocabulary" in capsys.readouterr().err

@@ -167,6 +167,9 @@ class Vocab:
         return self._ids(self.target, text)
 
     def decode_target(self, ids: Sequence[int]) -> str:
+        """The text of target ids up to EOS (PAD skipped), stripped as transformers'
+        MarianTokenizer and the runtime's Model::DecodeTarget strip it (an output ending in a
+        lone word-boundary piece would otherwise end in a space)."""
         special = {self.eos_id, self.pad_id}
         pieces = []
         for i in ids:
@@ -176,4 +179,4 @@ class Vocab:
             if i in special:
                 continue
             pieces.append(self.id_to_piece[i])
-        return self.target.decode_pieces(pieces)
+        return self.target.decode_pieces(pieces).strip()

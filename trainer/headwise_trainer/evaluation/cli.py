@@ -30,6 +30,11 @@ def add_evaluate(sub) -> None:
     e.add_argument("--mask-heads", action="append", metavar="BLOCK=H,H",
                    help="switch heads off, e.g. model.encoder.layers.0.self_attn=1,5 "
                         "(repeatable)")
+    e.add_argument("--shortlist", metavar="FILE",
+                   help="PyTorch decodes each sentence over the pieces this vocabulary "
+                        "shortlist (`headwise-train shortlist`) allows for it, as the runtime "
+                        "does for a model converted with it (an --hwm uses the shortlist its "
+                        "file carries, if any)")
     e.add_argument("--hyps", help="write the translations to this file")
     e.add_argument("--json", help="write the scores to this JSON file")
     add_threads(e)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..threads import set_threads
 from ..model import run_state
@@ -26,20 +26,25 @@ def decode_max_len(model: MarianMTModel, src_len: int, a: float = 1.5, b: int = 
 
 def translate_ids(model: MarianMTModel, sources: Sequence[Sequence[int]], beam: int = 1,
                   batch_size: int = 64, length_penalty: float = 1.0,
-                  beam_stop: Optional[str] = None) -> List[List[int]]:
+                  beam_stop: Optional[str] = None,
+                  allowed: Optional[Callable[[Sequence[int]], Sequence[int]]] = None
+                  ) -> List[List[int]]:
     """Target ids (without start and EOS) per source, in the input order; `beam_stop` is the
-    beam search's stopping rule (decode.BEAM_STOPS; None = decode.DEFAULT_BEAM_STOP)."""
+    beam search's stopping rule (decode.BEAM_STOPS; None = decode.DEFAULT_BEAM_STOP);
+    `allowed` maps a source to the ids a vocabulary shortlist allows for it (decode.py's
+    ``allowed``; None = the whole vocabulary)."""
     from ..model import decode
     out: List[Optional[List[int]]] = [None] * len(sources)
     for chunk in length_sorted_chunks([len(s) for s in sources], batch_size):
         batch = [list(map(int, sources[i])) for i in chunk]
         max_len = decode_max_len(model, max(len(s) for s in batch))
+        lists = [allowed(s) for s in batch] if allowed is not None else None
         if beam <= 1:
-            hyps = decode.greedy(model, batch, max_len, length_penalty)
+            hyps = decode.greedy(model, batch, max_len, length_penalty, allowed=lists)
         else:
             hyps = [h[0] for h in decode.beam_search(
                 model, batch, beam, 1, length_penalty, max_len,
-                stop=beam_stop or decode.DEFAULT_BEAM_STOP)]
+                stop=beam_stop or decode.DEFAULT_BEAM_STOP, allowed=lists)]
         for i, h in zip(chunk, hyps):
             out[i] = list(h.ids)
     return out  # type: ignore[return-value]
@@ -105,9 +110,11 @@ def run_evaluate(args, log=print) -> dict:
         gates_mod.set_head_masks(model, masks)
     split = encode_split(vocab, args.data, args.split)
     n = min(args.limit, len(split.src)) if args.limit else len(split.src)
+    allowed, shortlist = _shortlist_lists(getattr(args, "shortlist", None), vocab, model)
     t0 = time.time()
     ids = translate_ids(model, split.src[:n], beam=args.beam, batch_size=args.batch_size,
-                        length_penalty=args.length_penalty, beam_stop=args.beam_stop)
+                        length_penalty=args.length_penalty, beam_stop=args.beam_stop,
+                        allowed=allowed)
     seconds = time.time() - t0
     hyps = [vocab.decode_target(x) for x in ids]
     bleu = corpus_bleu(hyps, split.tgt_text[:n])
@@ -118,6 +125,7 @@ def run_evaluate(args, log=print) -> dict:
               "gates": ("ignored" if args.no_gates else "test-time") if gated else "none",
               "gated_blocks": len(gated), "masked": {k: [i for i, v in enumerate(m) if v == 0]
                                                      for k, m in masks.items()},
+              "shortlist": shortlist,
               "bleu": round(bleu.score, 2), "bleu_detail": str(bleu), "chrf": round(chrf, 2),
               "by_source_length": scores_by_length(split.src_text[:n], hyps,
                                                    split.tgt_text[:n]),
@@ -134,6 +142,26 @@ def run_evaluate(args, log=print) -> dict:
     both = {"pytorch": result, "headwise": runtime,
             "difference": difference(result, runtime, hyps, runtime.pop("_hyps"))}
     return _finish(args, log, both)
+
+
+def _shortlist_lists(path: Optional[str], vocab: Vocab, model: MarianMTModel):
+    """(source -> the ids the shortlist file at `path` allows for it, a description for the
+    result) or (None, None) without a file. The file must be made for this vocabulary."""
+    if not path:
+        return None, None
+    from ..data import shortlist as sl_file
+    try:
+        sl = sl_file.read(path)
+    except (OSError, sl_file.ShortlistError) as e:
+        raise EvalError(f"--shortlist {path}: {e}") from e
+    if sl.vocab_size != model.config.vocab_size or \
+            sl.vocab_sha256 != sl_file.vocab_sha256(vocab.id_to_piece):
+        raise EvalError(f"--shortlist {path}: made for another vocabulary (its vocab_size "
+                        f"{sl.vocab_size} and vocab_sha256 do not match the model's "
+                        f"{model.config.vocab_size} pieces)")
+    always = [model.config.eos_token_id, vocab.unk_id]
+    return (lambda src: sl.union([src], always).tolist(),
+            {"file": path, "description": sl.header.get("description", "")})
 
 
 def _run_hwm(args, log, pytorch_split) -> dict:
