@@ -59,6 +59,7 @@ void LayoutShortlist(const Model::Impl& model, const TranslatorLimits& limits, A
       buf->w8_scale = c.Take<float>({C});
       buf->bias = c.Take<float>({C});
       buf->out = c.Take<float>({static_cast<size_t>(R), C});
+      buf->row_line = c.Take<int32_t>({static_cast<size_t>(R)});
       break;
     case DType::kF16:
       buf->w32 = c.Take<float>({C, static_cast<size_t>(d)});
@@ -126,6 +127,7 @@ void ShortlistOutput::Prepare(const TokenSpan* sources, const TokenSpan* prefixe
   }
   CollectLines(sources, prefixes, batch);
   std::fill(logits, logits + rows * V, -std::numeric_limits<float>::infinity());
+  if (b.row_line != nullptr) std::fill(b.row_line, b.row_line + rows, -1);
 }
 
 void ShortlistOutput::AdoptUnion(const ShortlistOutput& from, const TokenSpan* sources,
@@ -137,6 +139,7 @@ void ShortlistOutput::AdoptUnion(const ShortlistOutput& from, const TokenSpan* s
   CollectLines(sources, prefixes, batch);
   const size_t V = model_->config.vocab_size;
   std::fill(logits, logits + rows * V, -std::numeric_limits<float>::infinity());
+  if (buf_->row_line != nullptr) std::fill(buf_->row_line, buf_->row_line + rows, -1);
 }
 
 // Line s's list as positions in the union: format/shortlist.h's marks for that line alone,
@@ -267,27 +270,24 @@ void ShortlistOutput::RunInt8(size_t rows, const float* x, const int32_t* line_o
     }
     kernels::Int8Gemm(a, begin, begin + count);
   });
-  // Each row: its own line's ids from the product, the union's others -inf.
+  // Each row: its own line's ids from the product; the ids of the line it held before, if
+  // another, back to -inf (every other id of the row is -inf since Prepare).
   constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
   for (size_t r = 0; r < rows; ++r) {
     const float* from = b.out + r * n;
     float* to = logits + r * V;
-    const size_t line = static_cast<size_t>(line_of_row[r]);
-    const size_t in_line = static_cast<size_t>(b.line_size[line]);
-    if (in_line == n) {  // the line's list is the union
-      for (size_t j = 0; j < n; ++j) to[b.ids[j]] = from[j];
-      continue;
-    }
-    const int32_t* pos = b.line_pos + line * b.line_capacity;
-    size_t k = 0;
-    for (size_t j = 0; j < n; ++j) {
-      if (k < in_line && static_cast<size_t>(pos[k]) == j) {
-        to[b.ids[j]] = from[j];
-        ++k;
-      } else {
-        to[b.ids[j]] = kMinusInf;
+    const int32_t line = line_of_row[r];
+    if (b.row_line[r] != line) {
+      if (b.row_line[r] >= 0) {
+        const size_t old = static_cast<size_t>(b.row_line[r]);
+        const int32_t* pos = b.line_pos + old * b.line_capacity;
+        for (int32_t k = 0; k < b.line_size[old]; ++k) to[b.ids[pos[k]]] = kMinusInf;
       }
+      b.row_line[r] = line;
     }
+    const int32_t* pos = b.line_pos + static_cast<size_t>(line) * b.line_capacity;
+    const int32_t in_line = b.line_size[line];
+    for (int32_t k = 0; k < in_line; ++k) to[b.ids[pos[k]]] = from[pos[k]];
   }
 }
 

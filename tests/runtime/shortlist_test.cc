@@ -287,6 +287,33 @@ TEST_P(ShortlistOutputTest, EachRowKeepsItsOwnLinesList) {
   }
 }
 
+// The searches compact their rows as sentences finish, so a row can hold another line at the
+// next step: it must then hold that line's ids only (the earlier line's back at -inf).
+TEST_P(ShortlistOutputTest, ARowGivenToAnotherLineHoldsOnlyThatLinesIds) {
+  Translator::Impl& t = *impl_;
+  const size_t V = o_.vocab, d = o_.d_model;
+  const std::vector<std::vector<int32_t>> lines = {{3, 9, 10}, {50, 51, 0}, {77}};
+  std::vector<TokenSpan> spans;
+  for (const auto& l : lines) spans.push_back({l.data(), l.size()});
+  std::vector<float> x(3 * d), logits(3 * V);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.11f * static_cast<float>(i) + 0.7f);
+  t.shortlist.Prepare(spans.data(), nullptr, lines.size(), logits.data(), 3);
+  const int32_t first[] = {0, 1, 2}, then[] = {1, 2}, last[] = {2};
+  for (const int32_t* line_of_row : {first, then, last}) {
+    const size_t rows = line_of_row == first ? 3 : line_of_row == then ? 2 : 1;
+    ASSERT_TRUE(t.shortlist.Run(rows, x.data(), line_of_row, logits.data(), nullptr).ok());
+    for (size_t r = 0; r < rows; ++r) {
+      auto own = m_->model->ShortlistPieces({lines[static_cast<size_t>(line_of_row[r])]});
+      ASSERT_TRUE(own.ok());
+      for (size_t v = 0; v < V; ++v) {
+        const bool in = std::binary_search(own->begin(), own->end(), static_cast<int32_t>(v));
+        EXPECT_EQ(std::isfinite(logits[r * V + v]), in)
+            << "row " << r << " (line " << line_of_row[r] << ") id " << v;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, ShortlistOutputTest,
                          ::testing::Values(WeightFormat::kF32, WeightFormat::kF16,
                                            WeightFormat::kI8),
@@ -382,11 +409,19 @@ TEST(ShortlistSearch, EachLineOfABatchIsTranslatedAsAlone) {
     auto one = Make(m->model, true, 1);
     ASSERT_NE(one, nullptr);
     std::vector<SearchOptions> searches = Searches();
+    // Sampling over every finite logit and greedy with EOS held back read whole rows, so a
+    // row must not keep the ids of a sentence it held before rows were compacted.
     SearchOptions sample;
     sample.sample = true;
     sample.top_k = 5;
     sample.seed = 3;
     searches.push_back(sample);
+    sample.top_k = 0;
+    sample.seed = 11;
+    searches.push_back(sample);
+    SearchOptions held;
+    held.min_length = 4;
+    searches.push_back(held);
     for (int threads : {1, 2}) {
       auto t = Make(m->model, true, threads);
       ASSERT_NE(t, nullptr);
