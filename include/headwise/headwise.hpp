@@ -257,7 +257,10 @@ class Model {
 //     residual stream, LayerNorm, attention, softmax and the search stay F32. Logits then
 //     differ from the F32 path by about 1% of their range (tests/runtime/fp16_compute_test.cc
 //     and tests/e2e state the measured bounds); greedy and beam outputs may differ where the
-//     top candidates are that close.
+//     top candidates are that close. Its products also round differently with the number of
+//     rows they compute, so a sentence's scores can differ in the fourth decimal between
+//     batch sizes (and beam sizes); int8 and F32 products that read the weights in place do
+//     not depend on the row count at all, XNNPACK's F32 products only by float rounding.
 //   - The fallback path computes in F32: on x86 with AVX2, FMA and F16C it reads the F16
 //     weights in place and widens them in registers (memory: the F16 file); elsewhere it widens
 //     the F16 matrices to F32 at Create for XNNPACK (twice the file's bytes per Translator).

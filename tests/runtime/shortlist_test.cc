@@ -59,8 +59,10 @@ TranslatorLimits Limits(bool shortlist, int threads = 1) {
 }
 
 std::unique_ptr<Translator> Make(const std::shared_ptr<const Model>& model, bool shortlist,
-                                 int threads = 1) {
-  auto t = Translator::Create(model, Limits(shortlist, threads));
+                                 int threads = 1, Fp16Compute fp16 = Fp16Compute::kAuto) {
+  TranslatorLimits limits = Limits(shortlist, threads);
+  limits.fp16_compute = fp16;
+  auto t = Translator::Create(model, limits);
   EXPECT_TRUE(t.ok()) << t.status().ToString();
   return t.ok() ? std::move(t).value() : nullptr;
 }
@@ -398,7 +400,9 @@ INSTANTIATE_TEST_SUITE_P(Formats, EverythingShortlistTest,
 // A batch translates each line exactly as that line alone: the other lines' pieces are never
 // produced and do not enter its normaliser. Every weight format, greedy, beam n-best and
 // sampling, one thread or two (batch lanes); bit for bit where the products are exact per
-// output channel (int8; fp32 and fp16 where the gemv runs, x86 AVX2 + FMA).
+// output channel (int8; fp32 and fp16 where the gemv runs, x86 AVX2 + FMA). fp16 weights in
+// F32 arithmetic: fp16 arithmetic (aarch64 FEAT_FP16) rounds its products differently with the
+// number of rows, batch or not, shortlist or not (headwise.hpp, Fp16Compute).
 TEST(ShortlistSearch, EachLineOfABatchIsTranslatedAsAlone) {
   for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kF16, WeightFormat::kI8}) {
     const ModelOptions o = Options(f, 16);
@@ -406,7 +410,7 @@ TEST(ShortlistSearch, EachLineOfABatchIsTranslatedAsAlone) {
     ASSERT_NE(m, nullptr);
     const bool exact = f == WeightFormat::kI8 || kernels::HaveFastF32Gemv();
     const auto sources = Sources(o, 4, 900);
-    auto one = Make(m->model, true, 1);
+    auto one = Make(m->model, true, 1, Fp16Compute::kOff);
     ASSERT_NE(one, nullptr);
     std::vector<SearchOptions> searches = Searches();
     // Sampling over every finite logit and greedy with EOS held back read whole rows, so a
@@ -423,7 +427,7 @@ TEST(ShortlistSearch, EachLineOfABatchIsTranslatedAsAlone) {
     held.min_length = 4;
     searches.push_back(held);
     for (int threads : {1, 2}) {
-      auto t = Make(m->model, true, threads);
+      auto t = Make(m->model, true, threads, Fp16Compute::kOff);
       ASSERT_NE(t, nullptr);
       for (const SearchOptions& so : searches) {
         SCOPED_TRACE(std::string(WeightFormatName(f)) + " threads " + std::to_string(threads) +
