@@ -44,6 +44,28 @@ struct TopCandidates {
   }
 };
 
+// Offers one row's candidates to `top`: id id_of(k) with logit values[k] for k < n, ids rising
+// with k, PAD and `excluded` never. Every candidate enters until the list is full, then only
+// those above its last entry (which only rises), found with FirstScoreAbove: the same list,
+// unchanged by the ones skipped, as Offer rejects them.
+template <typename IdOf>
+void OfferRow(TopCandidates& top, const float* values, size_t n, IdOf id_of, float score,
+              float max, float log_sum, int32_t base, int32_t pad, int32_t excluded) {
+  size_t k = 0;
+  for (; k < n && top.size < top.capacity; ++k) {
+    const int32_t v = id_of(k);
+    if (v == pad || v == excluded) continue;
+    top.Offer(score + ((values[k] - max) - log_sum), base + v);
+  }
+  while (k < n) {
+    k = kernels::FirstScoreAbove(values, k, n, score, max, log_sum, top.value[top.size - 1]);
+    if (k == n) break;
+    const int32_t v = id_of(k);
+    if (v != pad && v != excluded) top.Offer(score + ((values[k] - max) - log_sum), base + v);
+    ++k;
+  }
+}
+
 // Ranks the candidates of sentence s from its `live` rows of logits starting at `x`; with a
 // shortlist only the tokens of s's list (the others are -inf), still in increasing order.
 // `excluded` (EOS below the minimum length, else -1) is never a candidate, like PAD.
@@ -59,40 +81,14 @@ size_t SelectCandidates(const SearchBuffers& b, const ShortlistOutput* shortlist
     const float score = b.slot_score[b.live_slot[s * K + j]];
     const int32_t base = static_cast<int32_t>(j * V);
     if (shortlist != nullptr) {
-      // The same walk over s's list, on the logits LogSumExp gathered in its order (k-th entry =
-      // row[LineId(s, k)], PAD's already -inf), ids ascending as k rises.
-      const float* line = shortlist->GatheredLogits();
-      const size_t n = shortlist->LineSize(s);
-      size_t k = 0;
-      for (; k < n && top.size < top.capacity; ++k) {
-        const int32_t v = shortlist->LineId(s, k);
-        if (v == b.pad_id || v == excluded) continue;
-        top.Offer(score + ((line[k] - max) - log_sum), base + v);
-      }
-      while (k < n) {
-        k = kernels::FirstScoreAbove(line, k, n, score, max, log_sum, top.value[top.size - 1]);
-        if (k == n) break;
-        const int32_t v = shortlist->LineId(s, k);
-        if (v != b.pad_id && v != excluded) top.Offer(score + ((line[k] - max) - log_sum), base + v);
-        ++k;
-      }
-      continue;
-    }
-    size_t v = 0;
-    // Every candidate enters until the list is full ...
-    for (; v < V && top.size < top.capacity; ++v) {
-      if (static_cast<int32_t>(v) == b.pad_id || static_cast<int32_t>(v) == excluded) continue;
-      top.Offer(score + ((row[v] - max) - log_sum), base + static_cast<int32_t>(v));
-    }
-    // ... then only those above its last entry (which only rises): the same list, unchanged
-    // by the ones skipped, as Offer rejects them.
-    while (v < V) {
-      v = kernels::FirstScoreAbove(row, v, V, score, max, log_sum, top.value[top.size - 1]);
-      if (v == V) break;
-      if (static_cast<int32_t>(v) != b.pad_id && static_cast<int32_t>(v) != excluded) {
-        top.Offer(score + ((row[v] - max) - log_sum), base + static_cast<int32_t>(v));
-      }
-      ++v;
+      // s's list, on the logits LogSumExp gathered in its order (k-th entry = row[LineId(s, k)],
+      // PAD's already -inf).
+      OfferRow(top, shortlist->GatheredLogits(), shortlist->LineSize(s),
+               [&](size_t k) { return shortlist->LineId(s, k); }, score, max, log_sum, base,
+               b.pad_id, excluded);
+    } else {
+      OfferRow(top, row, V, [](size_t k) { return static_cast<int32_t>(k); }, score, max,
+               log_sum, base, b.pad_id, excluded);
     }
   }
   return top.size;
