@@ -334,9 +334,9 @@ struct TranslatorLimits {
   // an output never depends on the other lines of its batch: the same bits as the sentence
   // alone (int8 on every CPU; fp32 where its products read the weights in place). The arena
   // also holds the union's rows of the output layer (int8: d_model bytes per piece, fp16:
-  // 4 d_model; fp32 reads them in place) and each line's list (4 bytes per piece). ForcedLogits
-  // always computes every logit. Off (false): the full vocabulary, as for a model without
-  // shortlist.
+  // 4 d_model; fp32 reads them in place), the product's output (4 bytes per piece and row) and
+  // each line's list (4 bytes per piece). ForcedLogits always computes every logit. Off
+  // (false): the full vocabulary, as for a model without shortlist.
   bool use_shortlist = true;
   WorkerWait worker_wait = WorkerWait::kYield;  // see WorkerWait
   // Batch lanes: a call of several sentences is dealt out to this many lanes (sentence i to

@@ -45,10 +45,8 @@ void LayoutLane(const Model::Impl& model, const TranslatorLimits& lane_limits,
   view.max_lines = lane->max_sentences;
   view.line_pos = c.Take<int32_t>({view.max_lines, view.line_capacity});
   view.line_size = c.Take<int32_t>({view.max_lines});
-  if (shortlist->out != nullptr) {
-    view.out = c.Take<float>({view.max_rows, view.capacity});
-    view.row_line = c.Take<int32_t>({view.max_rows});
-  }
+  view.out = c.Take<float>({view.max_rows, view.capacity});
+  view.row_line = c.Take<int32_t>({view.max_rows});
 }
 
 }  // namespace

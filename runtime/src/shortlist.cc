@@ -29,17 +29,15 @@ void LayoutShortlist(const Model::Impl& model, const TranslatorLimits& limits, A
   const uint64_t R = B * static_cast<uint64_t>(limits.max_beam);
   // 64-bit arithmetic: B * S * longest stays below 2^31 * 2^24.
   const uint64_t T = static_cast<uint64_t>(limits.max_target_tokens);
-  // The union is at most: the frequent ids, EOS and UNK, one list per distinct source id, and
-  // the target prefixes' ids.
-  const uint64_t sources = std::min<uint64_t>(V, B * S);
-  const uint64_t bound = model.shortlist.num_frequent + 2 +
-                         sources * model.shortlist_stats.longest + std::min<uint64_t>(V, B * T);
-  const size_t C = static_cast<size_t>(std::min<uint64_t>(V, bound));
-  // One line's list: the same terms for a batch of one.
-  const uint64_t line_bound = model.shortlist.num_frequent + 2 +
-                              std::min<uint64_t>(V, S) * model.shortlist_stats.longest +
-                              std::min<uint64_t>(V, T);
-  const size_t L = static_cast<size_t>(std::min<uint64_t>(C, line_bound));
+  // The union of `lines` lines is at most: the frequent ids, EOS and UNK, one list per distinct
+  // source id, and the target prefixes' ids.
+  const auto bound = [&](uint64_t lines) {
+    return model.shortlist.num_frequent + 2 +
+           std::min<uint64_t>(V, lines * S) * model.shortlist_stats.longest +
+           std::min<uint64_t>(V, lines * T);
+  };
+  const size_t C = static_cast<size_t>(std::min<uint64_t>(V, bound(B)));
+  const size_t L = static_cast<size_t>(std::min<uint64_t>(C, bound(1)));  // one line's list
   buf->capacity = C;
   buf->max_rows = static_cast<size_t>(R);
   buf->marks = c.Take<uint8_t>({static_cast<size_t>(V)});
@@ -52,14 +50,14 @@ void LayoutShortlist(const Model::Impl& model, const TranslatorLimits& limits, A
   buf->line_capacity = L;
   buf->line_pos = c.Take<int32_t>({static_cast<size_t>(B), L});
   buf->line_size = c.Take<int32_t>({static_cast<size_t>(B)});
+  buf->out = c.Take<float>({static_cast<size_t>(R), C});
+  buf->row_line = c.Take<int32_t>({static_cast<size_t>(R)});
   switch (model.lm_head.dtype) {
     case DType::kI8:
       // The gathered rows, row-major or packed (Prepare): room for the larger, the packed.
       buf->w8 = c.Take<int8_t>({kernels::Int8VnniPackedBytes(C, static_cast<size_t>(d))});
       buf->w8_scale = c.Take<float>({C});
       buf->bias = c.Take<float>({C});
-      buf->out = c.Take<float>({static_cast<size_t>(R), C});
-      buf->row_line = c.Take<int32_t>({static_cast<size_t>(R)});
       break;
     case DType::kF16:
       buf->w32 = c.Take<float>({C, static_cast<size_t>(d)});
@@ -127,7 +125,7 @@ void ShortlistOutput::Prepare(const TokenSpan* sources, const TokenSpan* prefixe
   }
   CollectLines(sources, prefixes, batch);
   std::fill(logits, logits + rows * V, -std::numeric_limits<float>::infinity());
-  if (b.row_line != nullptr) std::fill(b.row_line, b.row_line + rows, -1);
+  std::fill(b.row_line, b.row_line + rows, -1);
 }
 
 void ShortlistOutput::AdoptUnion(const ShortlistOutput& from, const TokenSpan* sources,
@@ -139,7 +137,7 @@ void ShortlistOutput::AdoptUnion(const ShortlistOutput& from, const TokenSpan* s
   CollectLines(sources, prefixes, batch);
   const size_t V = model_->config.vocab_size;
   std::fill(logits, logits + rows * V, -std::numeric_limits<float>::infinity());
-  if (buf_->row_line != nullptr) std::fill(buf_->row_line, buf_->row_line + rows, -1);
+  std::fill(buf_->row_line, buf_->row_line + rows, -1);
 }
 
 // Line s's list as positions in the union: format/shortlist.h's marks for that line alone,
@@ -190,18 +188,17 @@ Status ShortlistOutput::Run(size_t rows, const float* x, const int32_t* line_of_
                          std::to_string(buf_->max_rows));
   }
   if (model_->lm_head.dtype == DType::kI8) {
-    RunInt8(rows, x, line_of_row, logits, workers);
+    RunInt8(rows, x, workers);
   } else {
-    RunFloat(rows, x, line_of_row, logits, workers);
+    RunFloat(rows, x, workers);
   }
+  ScatterLines(rows, line_of_row, logits);
   return Status::Ok();
 }
 
-void ShortlistOutput::RunFloat(size_t rows, const float* x, const int32_t* line_of_row,
-                               float* logits, Workers workers) const {
+void ShortlistOutput::RunFloat(size_t rows, const float* x, Workers workers) const {
   const Model::Impl& m = *model_;
   const ShortlistBuffers& b = *buf_;
-  const size_t V = m.config.vocab_size;
   const size_t d = m.config.d_model;
   const bool widened = m.lm_head.dtype == DType::kF16;
   const float* bias = m.final_logits_bias.f32();
@@ -217,35 +214,16 @@ void ShortlistOutput::RunFloat(size_t rows, const float* x, const int32_t* line_
     a.out_max = std::numeric_limits<float>::infinity();
     for (size_t r = 0; r < rows; ++r) {
       a.x = x + r * d;
-      a.y = logits + r * V + first;
+      a.y = b.out + r * size_ + static_cast<size_t>(b.run_offset[i]);
       kernels::F32Gemv(a, 0, length);
     }
   };
   ParallelFor(workers, runs_, rows * d * size_, run);
-  // Each row keeps its own line's ids: the union's others become -inf.
-  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
-  for (size_t r = 0; r < rows; ++r) {
-    const size_t line = static_cast<size_t>(line_of_row[r]);
-    const size_t n = static_cast<size_t>(b.line_size[line]);
-    if (n == size_) continue;  // the line's list is the union
-    const int32_t* pos = b.line_pos + line * b.line_capacity;
-    float* to = logits + r * V;
-    size_t k = 0;
-    for (size_t j = 0; j < size_; ++j) {
-      if (k < n && static_cast<size_t>(pos[k]) == j) {
-        ++k;
-      } else {
-        to[b.ids[j]] = kMinusInf;
-      }
-    }
-  }
 }
 
-void ShortlistOutput::RunInt8(size_t rows, const float* x, const int32_t* line_of_row,
-                              float* logits, Workers workers) const {
+void ShortlistOutput::RunInt8(size_t rows, const float* x, Workers workers) const {
   const Model::Impl& m = *model_;
   const ShortlistBuffers& b = *buf_;
-  const size_t V = m.config.vocab_size;
   const size_t d = m.config.d_model;
   const size_t n = size_;
   // The same quantized rows the full lm_head's int8 path computes (fc/fc_int8.cc).
@@ -270,11 +248,16 @@ void ShortlistOutput::RunInt8(size_t rows, const float* x, const int32_t* line_o
     }
     kernels::Int8Gemm(a, begin, begin + count);
   });
+}
+
+void ShortlistOutput::ScatterLines(size_t rows, const int32_t* line_of_row, float* logits) const {
+  const ShortlistBuffers& b = *buf_;
+  const size_t V = model_->config.vocab_size;
   // Each row: its own line's ids from the product; the ids of the line it held before, if
   // another, back to -inf (every other id of the row is -inf since Prepare).
   constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
   for (size_t r = 0; r < rows; ++r) {
-    const float* from = b.out + r * n;
+    const float* from = b.out + r * size_;
     float* to = logits + r * V;
     const int32_t line = line_of_row[r];
     if (b.row_line[r] != line) {

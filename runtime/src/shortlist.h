@@ -33,17 +33,17 @@
 //     the F32 fallback), then as F32. With fp16 arithmetic on (Arm FEAT_FP16) the full product
 //     rounds to F16, the union's does not.
 //
-// Writing a row: I8 writes only the ids of the row's line (the product's compact output
-// scattered), and resets the ids of the line the row held before to -inf when the search gave
-// the row to another sentence (rows are compacted as sentences finish), so a step costs one
-// line's ids per row rather than the union's (which at 32 lines is about three lines' worth).
-// F32/F16 write the union's logits straight into the rows and then set the ids outside the
-// row's line to -inf.
+// Writing a row (every weight format): the product writes the union's logits to a compact
+// output, and each row receives only its own line's ids from it, after resetting the ids of
+// the line it held before to -inf when the search gave the row to another sentence (rows are
+// compacted as sentences finish), so a step costs one line's ids per row rather than the
+// union's (which at 32 lines is about three lines' worth).
 //
 // Memory (planned by LayoutShortlist from the limits): marks [V] bytes and the union's ids
 // [C] plus runs [3 C], one row of gathered logits [C] floats, the lines' lists [B, L] and
-// sizes [B]; I8: [C, d] int8 rows (room for their packed layout, Int8VnniPackedBytes(C, d)),
-// [C] scales and biases, the compact output [R, C] and each row's line [R]; F16: [C, d] floats.
+// sizes [B], the compact output [R, C] floats and each row's line [R]; I8: [C, d] int8 rows
+// (room for their packed layout, Int8VnniPackedBytes(C, d)), [C] scales and biases; F16:
+// [C, d] floats.
 // C = min(V, frequent + 2 + min(V, B * S) * longest + min(V, B * T)) bounds the union and
 // L = min(C, frequent + 2 + min(V, S) * longest + min(V, T)) one line's list (the last terms
 // for the target prefixes' ids). No allocation after Create.
@@ -75,8 +75,8 @@ struct ShortlistBuffers {
   int8_t* w8 = nullptr;          // I8: [C, d] gathered rows, or their packed layout
   float* w8_scale = nullptr;     // I8: [C]
   float* bias = nullptr;         // I8: [C] gathered final_logits_bias
-  float* out = nullptr;          // I8: [R, C] the union's logits before the scatter
-  int32_t* row_line = nullptr;   // I8: [R] the line whose ids logits row r holds (-1: none)
+  float* out = nullptr;          // [R, C] the union's logits before the scatter
+  int32_t* row_line = nullptr;   // [R] the line whose ids logits row r holds (-1: none)
   float* w32 = nullptr;          // F16: [C, d] widened rows
   float* row = nullptr;          // [C] one row's line logits (LogSumExp)
   size_t max_lines = 0;          // B
@@ -145,10 +145,11 @@ class ShortlistOutput {
 
  private:
   void CollectLines(const TokenSpan* sources, const TokenSpan* prefixes, size_t batch);
-  void RunFloat(size_t rows, const float* x, const int32_t* line_of_row, float* logits,
-                Workers workers) const;
-  void RunInt8(size_t rows, const float* x, const int32_t* line_of_row, float* logits,
-               Workers workers) const;
+  // The union's logits of `rows` rows into out [rows, size()].
+  void RunFloat(size_t rows, const float* x, Workers workers) const;
+  void RunInt8(size_t rows, const float* x, Workers workers) const;
+  // out's row r into logits row r, kept to line line_of_row[r] (the header's "Writing a row").
+  void ScatterLines(size_t rows, const int32_t* line_of_row, float* logits) const;
 
   const Model::Impl* model_ = nullptr;
   const ShortlistBuffers* buf_ = nullptr;
